@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * The sampling program: runs on every CPU-clock overflow, filters, records
+ * the kernel and user stack ids and counts the sample. Knows nothing of
+ * symbols.
+ *
+ * Two map sets (stacks0/counts0, stacks1/counts1): the program writes into
+ * the set named by active_set; userspace flips active_set, waits for an RCU
+ * grace period (no program still uses the old set) and then reads and clears
+ * the old set at leisure. When a map cannot take a sample, the sample goes
+ * whole through the ring buffer; only if that is full too is it lost, and
+ * then it is counted by cause.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "bpfprof/sample.h"
+
+#define EFAULT 14
+#define EEXIST 17
+#define ENOMEM 12
+
+/* Settings, fixed before load. */
+const volatile bool filter_tgids = false;	/* -p */
+const volatile bool filter_pids = false;	/* -t */
+const volatile bool filter_cgroup = false;	/* --cgroup */
+const volatile bool include_idle = false;	/* -I */
+const volatile bool kernel_stacks = true;	/* not -U */
+const volatile bool user_stacks = true;		/* not -K */
+
+/* The map set the program writes to; flipped by userspace through .bss. */
+__u32 active_set = 0;
+
+#define STACK_MAP(name)							\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);			\
+		__uint(key_size, sizeof(__u32));			\
+		__uint(value_size, BPFPROF_MAX_DEPTH * sizeof(__u64));	\
+		__uint(max_entries, 16384);				\
+	} name SEC(".maps")
+
+#define COUNTS_MAP(name)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_HASH);			\
+		__type(key, struct sample_key);				\
+		__type(value, __u64);					\
+		__uint(max_entries, 16384);				\
+	} name SEC(".maps")
+
+STACK_MAP(stacks0);
+STACK_MAP(stacks1);
+COUNTS_MAP(counts0);
+COUNTS_MAP(counts1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sample_stats);
+	__uint(max_entries, 1);
+} stats SEC(".maps");
+
+/* -p and -t: the ids to keep (value unused). Sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+} tgid_filter SEC(".maps"), pid_filter SEC(".maps");
+
+/* --cgroup: the cgroup v2 directory whose tasks (and descendants') we keep. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} cgroup_filter SEC(".maps");
+
+/* Samples the maps could not take, sent whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} fallback SEC(".maps");
+
+static __always_inline bool wanted(__u32 tgid, __u32 pid)
+{
+	bool by_id = filter_tgids || filter_pids;
+	bool keep = !by_id;
+
+	if (filter_tgids && bpf_map_lookup_elem(&tgid_filter, &tgid))
+		keep = true;
+	if (filter_pids && bpf_map_lookup_elem(&pid_filter, &pid))
+		keep = true;
+	if (keep && filter_cgroup)
+		keep = bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
+	return keep;
+}
+
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	/*
+	 * The verifier allows only 8-byte loads from the regs in this context,
+	 * and cs is a 16-bit member of a union in recent kernels: read the word.
+	 * pt_regs' layout is user ABI on x86-64, so the offset is stable.
+	 */
+	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+
+	return (cs & 3) == 3;
+#else
+#error "bpfprof: user-mode test not written for this architecture"
+#endif
+}
+
+/*
+ * Record one stack into the active set's stack map. Returns the id, or
+ * BPFPROF_NO_STACK when there is none; sets *cause on a failure that needs
+ * the fallback.
+ */
+static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, __u32 set, bool user,
+				      struct sample_stats *st, int *cause)
+{
+	__u64 flags = user ? BPF_F_USER_STACK : 0;
+	long id;
+
+	if (set)
+		id = bpf_get_stackid(ctx, &stacks1, flags);
+	else
+		id = bpf_get_stackid(ctx, &stacks0, flags);
+	if (id >= 0)
+		return id;
+	if (id == -EEXIST) {
+		st->v[user ? STAT_USTACK_COLLISION : STAT_KSTACK_COLLISION]++;
+		*cause = CAUSE_STACK_COLLISION;
+	} else if (id == -ENOMEM) {
+		st->v[user ? STAT_USTACK_FULL : STAT_KSTACK_FULL]++;
+		*cause = CAUSE_STACK_FULL;
+	} else {
+		st->v[user ? STAT_USTACK_NONE : STAT_KSTACK_NONE]++;
+	}
+	return BPFPROF_NO_STACK;
+}
+
+/* Copy both stacks into a ring buffer record; count the sample lost if full. */
+static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const struct sample_key *key,
+				       struct sample_stats *st, int cause)
+{
+	struct fallback_record *r;
+
+	r = bpf_ringbuf_reserve(&fallback, sizeof(*r), 0);
+	if (!r) {
+		st->v[STAT_LOST_COLLISION + cause]++;
+		return;
+	}
+	r->tgid = key->tgid;
+	r->pid = key->pid;
+	r->cgroup_id = key->cgroup_id;
+	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
+	r->cpu = bpf_get_smp_processor_id();
+	r->cause = cause;
+	r->kstack_bytes = kernel_stacks ? bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0) : -EFAULT;
+	r->ustack_bytes = user_stacks ? bpf_get_stack(ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK)
+				      : -EFAULT;
+	bpf_ringbuf_submit(r, 0);
+	st->v[STAT_FALLBACK]++;
+}
+
+/* Add one to key's count in the active set; false if the map is full. */
+static __always_inline bool count(__u32 set, const struct sample_key *key)
+{
+	void *counts = set ? (void *)&counts1 : (void *)&counts0;
+	__u64 one = 1, *value;
+
+	value = bpf_map_lookup_elem(counts, key);
+	if (value) {
+		__sync_fetch_and_add(value, 1);
+		return true;
+	}
+	/* Another CPU may insert the same key between lookup and update. */
+	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+		return true;
+	value = bpf_map_lookup_elem(counts, key);
+	if (value) {
+		__sync_fetch_and_add(value, 1);
+		return true;
+	}
+	return false;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0, set;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sample_stats *st;
+	struct sample_key key;
+	int cause = -1;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return 0;
+	st->v[STAT_SAMPLES]++;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = id >> 32;
+	key.pid = (__u32)id;
+	if (key.pid == 0) {
+		st->v[STAT_IDLE]++;
+		if (!include_idle) {
+			st->v[STAT_IDLE_SKIPPED]++;
+			return 0;
+		}
+	}
+	if (!wanted(key.tgid, key.pid)) {
+		st->v[STAT_FILTERED]++;
+		return 0;
+	}
+	st->v[in_user_mode(ctx) ? STAT_USER_MODE : STAT_KERNEL_MODE]++;
+
+	key.cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+
+	set = active_set & 1;
+	key.kstack_id = kernel_stacks ? stack_id(ctx, set, false, st, &cause) : BPFPROF_NO_STACK;
+	key.ustack_id = user_stacks ? stack_id(ctx, set, true, st, &cause) : BPFPROF_NO_STACK;
+	if (cause < 0 && !count(set, &key)) {
+		st->v[STAT_COUNTS_FULL]++;
+		cause = CAUSE_COUNTS_FULL;
+	}
+	if (cause >= 0) {
+		send_whole(ctx, &key, st, cause);
+		return 0;
+	}
+	st->v[STAT_COUNTED_SET0 + set]++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

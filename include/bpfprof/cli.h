@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The command line -> struct options. Every bad value gets one line naming
+ * the problem and the fix, and exit code 2.
+ */
+#ifndef BPFPROF_CLI_H
+#define BPFPROF_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXIT_USAGE 2
+#define EXIT_RUNTIME 1
+
+struct options {
+	uint32_t frequency;		/* -F, Hz per CPU */
+	double duration;		/* -d, seconds; < 0 until a signal */
+	uint32_t *tgids;		/* -p */
+	size_t ntgids;
+	uint32_t *pids;			/* -t */
+	size_t npids;
+	const char *cgroup;		/* --cgroup as given */
+	char *cgroup_path;		/* ... resolved to a cgroup v2 directory */
+	int *cpus;			/* -C, else every online CPU */
+	size_t ncpus;
+	bool user_only;			/* -U */
+	bool kernel_only;		/* -K */
+	bool idle;			/* -I */
+	bool per_pid;			/* --per-pid */
+	const char *output;		/* -o, NULL for stdout */
+	double interval;		/* --interval, seconds */
+	uint32_t stack_storage_size;	/* --stack-storage-size */
+	uint32_t max_stacks;		/* --max-stacks */
+	uint32_t ring_buffer_kib;	/* --ring-buffer-size */
+	const char *btf;		/* --btf */
+	int verbose;			/* -v */
+	char *command_line;		/* argv joined, for the record */
+};
+
+/*
+ * 0: go on and sample. -1: help or version printed, exit 0. EXIT_USAGE:
+ * a message was printed. Also checks values against this machine (pids,
+ * CPUs, cgroup, the kernel's maximum sample rate).
+ */
+int options_parse(struct options *o, int argc, char **argv);
+void options_release(struct options *o);
+
+/* The sysfs list format "0-3,6": parsed into a sorted array. */
+int parse_cpu_list(const char *s, int **cpus, size_t *n);
+
+#endif

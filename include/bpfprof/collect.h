@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Raw samples from the sampler -> the profile: each stack symbolized once
+ * per set read (keyed by the sampler's cache key), then interned with its
+ * labels. Lost samples enter the profile as a visible [lost: ...] frame.
+ */
+#ifndef BPFPROF_COLLECT_H
+#define BPFPROF_COLLECT_H
+
+#include "bpfprof/intern.h"
+#include "bpfprof/profile.h"
+#include "bpfprof/sampler.h"
+#include "bpfprof/symbolize.h"
+
+struct cached_stack {
+	uint64_t key;		/* the sampler's cache_key */
+	uint32_t tgid;		/* 0 for kernel stacks: the same in every process */
+	uint32_t first, n;	/* into locs */
+};
+
+struct collector {
+	struct profile *profile;
+	struct symbolizer *symbolizer;
+	uint64_t read;		/* the set read the cache belongs to */
+	struct cached_stack *cache;
+	uint32_t nr_cache, cache_alloc;
+	struct itab cache_index;
+	uint32_t *locs;
+	uint32_t nr_locs, locs_alloc;
+};
+
+void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);
+void collector_release(struct collector *c);
+/* A sample_fn: ctx is the collector. */
+void collector_add(void *ctx, const struct raw_sample *rs);
+/* count samples that exist only as a number, under a frame named label. */
+void collector_add_lost(struct collector *c, const char *label, uint64_t count);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * An ELF file's function symbols, loadable segments and build ID, read once
+ * through libelf from an fd or a memory image (the vDSO). A reader: never
+ * prints, returns 0 or a negative errno.
+ */
+#ifndef BPFPROF_ELF_H
+#define BPFPROF_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BUILD_ID_MAX 64		/* bytes; GNU build IDs are 20 */
+
+struct elf_sym {
+	uint64_t addr;		/* st_value: ELF virtual address */
+	uint64_t size;		/* 0 when the symbol table does not say */
+	uint32_t name;		/* offset into names */
+};
+
+struct elf_segment {		/* a PT_LOAD header */
+	uint64_t offset, filesz, vaddr, memsz;
+};
+
+struct elf_symtab {
+	struct elf_sym *syms;	/* sorted by addr, one per address */
+	size_t nr;
+	char *names;
+	size_t names_len;
+	struct elf_segment *segs;
+	size_t nsegs;
+	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, "" if none */
+	bool from_symtab;	/* .symtab (full) rather than .dynsym (exports) */
+};
+
+int elf_symtab_read_fd(struct elf_symtab *t, int fd);
+int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size);
+void elf_symtab_release(struct elf_symtab *t);
+
+/* The ELF virtual address of a file offset inside a loadable segment. */
+int elf_symtab_offset_to_vaddr(const struct elf_symtab *t, uint64_t offset, uint64_t *vaddr);
+/* The function containing vaddr, or NULL. */
+const struct elf_sym *elf_symtab_lookup(const struct elf_symtab *t, uint64_t vaddr);
+static inline const char *elf_sym_name(const struct elf_symtab *t, const struct elf_sym *s)
+{
+	return t->names + s->name;
+}
+
+#endif

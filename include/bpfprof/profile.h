@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The in-memory profile: the one thing both the sampler side and the
+ * writers touch. Everything is interned once and referred to by index:
+ *
+ *   strings    id 0 is ""
+ *   mappings   id 0 is "no mapping"; one per mapped file per process, plus
+ *              the kernel; start/limit/offset exactly as /proc/PID/maps
+ *   functions  (name, system name, file) triples
+ *   locations  one per (mapping, address, kind, label); its lines are the
+ *              inline chain, innermost first; no lines = not symbolized
+ *   stacks     arrays of location ids, leaf first: kernel frames, then user
+ *   samples    (stack, pid, tid, comm, cgroup) -> count
+ *
+ * Elements are only appended, so ids are stable and writers can index the
+ * arrays directly. Writers only read.
+ */
+#ifndef BPFPROF_PROFILE_H
+#define BPFPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpfprof/intern.h"
+#include "bpfprof/util.h"
+
+enum frame_kind {
+	FRAME_USER,
+	FRAME_KERNEL,
+	FRAME_JIT,
+	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
+};
+
+struct prof_mapping {
+	uint64_t start, limit, offset;
+	uint32_t file;		/* string: path, "[vdso]", "[kernel.kallsyms]" */
+	uint32_t build_id;	/* string: hex build id, or 0 */
+	uint32_t pid;		/* owning process; 0 for the kernel */
+	bool has_functions;	/* at least one location in it was named */
+};
+
+struct prof_function {
+	uint32_t name;		/* string: readable (demangled) name */
+	uint32_t system_name;	/* string: name as in the symbol table */
+	uint32_t filename;	/* string: source file, or 0 */
+};
+
+struct prof_line {
+	uint32_t function;
+	uint32_t line;		/* 0 when unknown */
+};
+
+struct prof_location {
+	uint64_t address;	/* leaf: the IP; callers: return address - 1 */
+	uint32_t mapping;	/* 0 when no mapping covers it */
+	uint32_t first_line;	/* into lines[] */
+	uint16_t nlines;	/* 0: not symbolized */
+	uint8_t kind;		/* enum frame_kind */
+	uint32_t label;		/* string naming a FRAME_SPECIAL location, else 0 */
+};
+
+struct prof_stack {
+	uint32_t first;		/* into frames[] */
+	uint32_t depth;
+};
+
+struct prof_sample {
+	uint32_t stack;
+	uint32_t pid;		/* process (tgid) */
+	uint32_t tid;		/* thread */
+	uint32_t comm;		/* string: thread name */
+	uint64_t cgroup_id;
+	uint64_t count;
+};
+
+struct profile {
+	struct strtab strings;
+
+	struct prof_mapping *mappings;
+	uint32_t nr_mappings, mappings_alloc;
+	struct itab mapping_index;
+
+	struct prof_function *functions;
+	uint32_t nr_functions, functions_alloc;
+	struct itab function_index;
+
+	struct prof_location *locations;
+	uint32_t nr_locations, locations_alloc;
+	struct itab location_index;
+
+	struct prof_line *lines;
+	uint32_t nr_lines, lines_alloc;
+
+	uint32_t *frames;
+	uint32_t nr_frames, frames_alloc;
+	struct prof_stack *stacks;
+	uint32_t nr_stacks, stacks_alloc;
+	struct itab stack_index;
+
+	struct prof_sample *samples;
+	uint32_t nr_samples, samples_alloc;
+	struct itab sample_index;
+
+	/* What the run was. */
+	uint64_t start_wall_ns;	/* wall clock when sampling started */
+	uint64_t duration_ns;
+	uint32_t frequency;	/* samples per second per CPU */
+	uint64_t period_ns;	/* CPU time one sample stands for */
+	char *command_line;	/* owned */
+};
+
+void profile_init(struct profile *p);
+void profile_release(struct profile *p);
+
+static inline uint32_t profile_string(struct profile *p, const char *s)
+{
+	return strtab_intern(&p->strings, s);
+}
+static inline const char *profile_str(const struct profile *p, uint32_t id)
+{
+	return strtab_get(&p->strings, id);
+}
+
+/* Interned on everything but has_functions. */
+uint32_t profile_mapping(struct profile *p, const struct prof_mapping *m);
+uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name, uint32_t filename);
+
+/* The location at (mapping, address), or ITAB_NONE. */
+uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64_t address);
+/* Adds a location the caller has checked is absent; lines are copied. */
+uint32_t profile_location_add(struct profile *p, uint32_t mapping, uint64_t address,
+			      enum frame_kind kind, const struct prof_line *lines, uint16_t nlines);
+/* A FRAME_SPECIAL location named label, e.g. "[lost: stack map full]". */
+uint32_t profile_special_location(struct profile *p, const char *label);
+
+uint32_t profile_stack(struct profile *p, const uint32_t *locations, uint32_t depth);
+static inline const uint32_t *profile_stack_frames(const struct profile *p, uint32_t stack,
+						   uint32_t *depth)
+{
+	*depth = p->stacks[stack].depth;
+	return p->frames + p->stacks[stack].first;
+}
+
+/* Adds s->count to the sample with the same stack and labels. */
+void profile_add_sample(struct profile *p, const struct prof_sample *s);
+
+uint64_t profile_total(const struct profile *p);
+
+/*
+ * The name to show for line i of location loc (i < nlines), or, for a
+ * location with no lines, what bpfprof knows of it: "[module+0xoffset]",
+ * the special label, or "[unknown]". Appended to sb.
+ */
+void profile_frame_name(const struct profile *p, uint32_t loc, uint32_t i, struct strbuf *sb);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the BPF program and userspace agree on: the key of a counted sample,
+ * the record sent whole through the ring buffer, and the statistics indices.
+ * Compiled by both sides, so only __u32/__s32/__u64 and no libc.
+ */
+#ifndef BPFPROF_SAMPLE_H
+#define BPFPROF_SAMPLE_H
+
+#define BPFPROF_COMM_LEN 16
+/* The kernel's PERF_MAX_STACK_DEPTH: frames kept per stack. */
+#define BPFPROF_MAX_DEPTH 127
+
+/* A stack id in a sample key that names no stack (none, or not collected). */
+#define BPFPROF_NO_STACK (-1)
+
+/* The key of the counts maps: one per distinct (thread, stacks, cgroup). */
+struct sample_key {
+	__u32 tgid;		/* process id */
+	__u32 pid;		/* thread id */
+	__s32 kstack_id;	/* in the stack map of the same set, or BPFPROF_NO_STACK */
+	__s32 ustack_id;
+	__u64 cgroup_id;	/* cgroup v2 id: inode of the cgroup directory */
+	char comm[BPFPROF_COMM_LEN];
+};
+
+/* Why a sample went through the ring buffer instead of the counts map. */
+enum fallback_cause {
+	CAUSE_STACK_COLLISION,	/* bpf_get_stackid: -EEXIST, bucket holds another stack */
+	CAUSE_STACK_FULL,	/* bpf_get_stackid: -ENOMEM, stack map full */
+	CAUSE_COUNTS_FULL,	/* counts map has no room for a new key */
+	CAUSE_MAX
+};
+
+/* A sample sent whole, stacks copied, when the maps could not take it. */
+struct fallback_record {
+	__u32 tgid;
+	__u32 pid;
+	__u64 cgroup_id;
+	char comm[BPFPROF_COMM_LEN];
+	__u32 cpu;
+	__u32 cause;		/* enum fallback_cause */
+	__s32 kstack_bytes;	/* bytes filled in kstack, or negative error */
+	__s32 ustack_bytes;
+	__u64 kstack[BPFPROF_MAX_DEPTH];
+	__u64 ustack[BPFPROF_MAX_DEPTH];
+};
+
+/*
+ * Per-CPU counters. Every sample the program sees ends in exactly one of:
+ * IDLE_SKIPPED, FILTERED, COUNTED_SET0/1, FALLBACK, LOST_*; the others
+ * describe samples (mode, stack failures) without deciding their fate.
+ */
+enum stat_index {
+	STAT_SAMPLES,		/* program runs: samples taken */
+	STAT_IDLE,		/* samples of the idle task (pid 0) */
+	STAT_IDLE_SKIPPED,	/* idle samples not recorded (no -I) */
+	STAT_FILTERED,		/* rejected by -p/-t/--cgroup */
+	STAT_USER_MODE,		/* recorded samples taken in user mode */
+	STAT_KERNEL_MODE,	/* recorded samples taken in kernel mode */
+	STAT_KSTACK_NONE,	/* -EFAULT: no kernel stack (user-mode sample) */
+	STAT_USTACK_NONE,	/* -EFAULT: no user stack (kernel thread) */
+	STAT_KSTACK_COLLISION,	/* -EEXIST on the kernel stack */
+	STAT_USTACK_COLLISION,	/* -EEXIST on the user stack */
+	STAT_KSTACK_FULL,	/* -ENOMEM on the kernel stack */
+	STAT_USTACK_FULL,	/* -ENOMEM on the user stack */
+	STAT_COUNTS_FULL,	/* counts map full */
+	STAT_COUNTED_SET0,	/* samples added to counts0 */
+	STAT_COUNTED_SET1,	/* samples added to counts1 */
+	STAT_FALLBACK,		/* samples sent whole through the ring buffer */
+	STAT_LOST_COLLISION,	/* ring buffer full after a stack collision */
+	STAT_LOST_STACK_FULL,	/* ring buffer full after a full stack map */
+	STAT_LOST_COUNTS_FULL,	/* ring buffer full after a full counts map */
+	STAT_MAX
+};
+
+struct sample_stats {
+	__u64 v[STAT_MAX];
+};
+
+#endif

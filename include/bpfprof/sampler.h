@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The BPF side seen from userspace: open, configure, load and attach the
+ * program on one CPU-clock perf event per CPU; drain its maps; detach.
+ * Hands out raw samples (ids and instruction pointers); knows nothing of
+ * symbols or output.
+ *
+ * Draining: the program writes into map set active_set. sampler_drain()
+ * flips it, waits until no program can still be writing the old set (an
+ * RCU grace period via membarrier), then reads and clears the old set. So a
+ * sample is read exactly once, and the per-CPU statistics say how many
+ * each set took, which every drain checks.
+ */
+#ifndef BPFPROF_SAMPLER_H
+#define BPFPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bpfprof/sample.h"
+
+struct raw_stack {
+	const uint64_t *ips;	/* leaf first; borrowed for the callback's duration */
+	uint32_t n;
+	/*
+	 * Equal keys mean the same stack within one drain (kernel stacks: for
+	 * any process; user stacks: within one process). 0: no key.
+	 */
+	uint64_t cache_key;
+};
+
+struct raw_sample {
+	uint32_t tgid, pid;
+	uint64_t cgroup_id;
+	char comm[BPFPROF_COMM_LEN];
+	struct raw_stack kstack, ustack;
+	uint64_t count;
+};
+
+typedef void sample_fn(void *ctx, const struct raw_sample *s);
+
+struct sampler_config {
+	uint32_t frequency;
+	const int *cpus;
+	size_t ncpus;
+	const uint32_t *tgids;	/* -p */
+	size_t ntgids;
+	const uint32_t *pids;	/* -t */
+	size_t npids;
+	int cgroup_fd;		/* --cgroup directory, or -1 */
+	bool include_idle, kernel_stacks, user_stacks;
+	uint32_t stack_storage_size, max_stacks;
+	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
+	const char *btf_path;	/* NULL: the kernel's own */
+	sample_fn *on_sample;	/* receives every sample, from drains and the ring buffer */
+	void *ctx;
+};
+
+struct sampler_stats {
+	uint64_t total[STAT_MAX];	/* summed over CPUs */
+	uint64_t *recorded_per_cpu;	/* [possible CPUs]: user + kernel mode samples */
+	int nr_cpus;			/* possible CPUs */
+	uint64_t drained[2];		/* counts read from each set, all drains */
+	uint64_t received;		/* ring buffer records read */
+	uint64_t drains;
+	uint64_t mismatches;		/* drains whose counts did not match the stats */
+};
+
+struct sampler;
+
+/* Open, load and attach. On error returns a negative errno, having said why. */
+int sampler_open(struct sampler **out, const struct sampler_config *cfg);
+/* Waits up to timeout_ms for ring buffer records and hands them out. */
+int sampler_poll(struct sampler *s, int timeout_ms);
+/* Flips the map set and hands out what the old one holds. */
+int sampler_drain(struct sampler *s);
+/* Detaches every perf event, then hands out everything left. */
+int sampler_stop(struct sampler *s);
+/* Statistics as of the last drain; recorded_per_cpu borrowed from s. */
+void sampler_stats(const struct sampler *s, struct sampler_stats *out);
+/* Detaches (if not stopped) and frees; NULL is fine. */
+void sampler_free(struct sampler *s);
+
+#endif

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "bpfprof/cli.h"
+#include "bpfprof/util.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define MAX_STACK_STORAGE (1u << 18)
+#define MAX_COUNTS (1u << 22)
+
+static const char usage_text[] =
+	"Usage: bpfprof [options]\n"
+	"Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
+	"\n"
+	"  -F, --frequency HZ          samples per second per CPU (default 99)\n"
+	"  -d, --duration SECONDS      stop after SECONDS (default: at Ctrl-C or SIGTERM)\n"
+	"  -p, --pid PID[,PID...]      only these processes, all their threads\n"
+	"  -t, --tid TID[,TID...]      only these threads\n"
+	"      --cgroup PATH           only tasks in this cgroup v2 directory or below it\n"
+	"  -C, --cpu CPUS              only these CPUs, e.g. 0,2-3 (default: every online CPU)\n"
+	"  -U, --user-only             user stacks only, no kernel frames\n"
+	"  -K, --kernel-only           kernel stacks only, no user frames\n"
+	"  -I, --idle                  include the idle task (pid 0)\n"
+	"      --per-pid               root frame \"comm-PID\" instead of \"comm\"\n"
+	"  -o, --output FILE           write to FILE instead of stdout\n"
+	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
+	"      --stack-storage-size N  stacks each BPF stack map holds (default 16384)\n"
+	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
+	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 4096)\n"
+	"      --btf FILE              kernel BTF (default /sys/kernel/btf/vmlinux)\n"
+	"  -v, --verbose               say more on stderr, libbpf's messages included\n"
+	"  -h, --help                  show this help\n"
+	"  -V, --version               show the version\n";
+
+enum {
+	OPT_CGROUP = 256,
+	OPT_PER_PID,
+	OPT_INTERVAL,
+	OPT_STACK_STORAGE,
+	OPT_MAX_STACKS,
+	OPT_RING_BUFFER,
+	OPT_BTF,
+};
+
+static const struct option long_options[] = {
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "user-only", no_argument, NULL, 'U' },
+	{ "kernel-only", no_argument, NULL, 'K' },
+	{ "idle", no_argument, NULL, 'I' },
+	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "output", required_argument, NULL, 'o' },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "ring-buffer-size", required_argument, NULL, OPT_RING_BUFFER },
+	{ "btf", required_argument, NULL, OPT_BTF },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char short_options[] = ":F:d:p:t:C:UKIo:vhV";
+
+/* The option as the user typed it, for messages. */
+static const char *option_name(int c)
+{
+	static char buf[32];
+	size_t i;
+
+	for (i = 0; long_options[i].name; i++)
+		if (long_options[i].val == c) {
+			if (c < 256)
+				snprintf(buf, sizeof(buf), "-%c", c);
+			else
+				snprintf(buf, sizeof(buf), "--%s", long_options[i].name);
+			return buf;
+		}
+	snprintf(buf, sizeof(buf), "-%c", c);
+	return buf;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	struct strbuf sb;
+	va_list ap;
+
+	strbuf_init(&sb);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	error("%s", sb.buf);
+	strbuf_release(&sb);
+	return EXIT_USAGE;
+}
+
+/* A whole number in [min, max], or a usage error naming the option. */
+static int parse_u32(int opt, const char *arg, uint32_t min, uint32_t max, const char *what,
+		     uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || errno)
+		return usage_error("%s '%s': not a whole number; give %s from %u to %u", option_name(opt),
+				   arg, what, min, max);
+	if (v < min || v > max)
+		return usage_error("%s %s is out of range; give %s from %u to %u", option_name(opt), arg,
+				   what, min, max);
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(int opt, const char *arg, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !isfinite(v))
+		return usage_error("%s '%s': not a number of seconds; give e.g. %s 10", option_name(opt),
+				   arg, option_name(opt));
+	if (v < min || v > max)
+		return usage_error("%s %s is out of range; give from %g to %g seconds", option_name(opt),
+				   arg, min, max);
+	*out = v;
+	return 0;
+}
+
+/* "1,2,3" appended to ids; each must name a live task. */
+static int parse_ids(int opt, const char *arg, uint32_t **ids, size_t *n)
+{
+	const char *what = opt == 'p' ? "process" : "thread";
+	char *copy = xstrdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		uint32_t id;
+
+		err = parse_u32(opt, tok, 1, INT_MAX, opt == 'p' ? "a process id" : "a thread id", &id);
+		if (err)
+			break;
+		if (!task_alive(id)) {
+			err = usage_error("%s %u: no such %s; give the id of a running %s (see ps)",
+					  option_name(opt), id, what, what);
+			break;
+		}
+		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
+		(*ids)[(*n)++] = id;
+	}
+	if (!err && !tok && *n == 0)
+		err = usage_error("%s '%s': no %s id given", option_name(opt), arg, what);
+	free(copy);
+	return err;
+}
+
+int parse_cpu_list(const char *s, int **cpus, size_t *n)
+{
+	const char *p = s;
+	int *out = NULL;
+	size_t nr = 0, alloc = 0;
+
+	while (*p && *p != '\n') {
+		long lo, hi, i;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		lo = strtol(p, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			hi = strtol(end + 1, &end, 10);
+		}
+		if (lo > hi || hi > 65535)
+			goto bad;
+		for (i = lo; i <= hi; i++) {
+			size_t j;
+
+			for (j = 0; j < nr && out[j] != i; j++)
+				;
+			if (j < nr)
+				continue;
+			ALLOC_GROW(out, nr + 1, alloc);
+			out[nr++] = i;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			goto bad;
+	}
+	if (!nr)
+		goto bad;
+	*cpus = out;
+	*n = nr;
+	return 0;
+bad:
+	free(out);
+	return -EINVAL;
+}
+
+static int online_cpus(int **cpus, size_t *n, char **text)
+{
+	int err = read_file("/sys/devices/system/cpu/online", text, NULL);
+
+	if (err)
+		return err;
+	return parse_cpu_list(*text, cpus, n);
+}
+
+static int check_cpus(struct options *o, const char *arg)
+{
+	int *online;
+	size_t nonline, i, j;
+	char *text;
+	int err = 0;
+
+	if (online_cpus(&online, &nonline, &text))
+		return error("cannot read the online CPUs from /sys/devices/system/cpu/online"), EXIT_RUNTIME;
+	text[strcspn(text, "\n")] = '\0';
+	if (!arg) {
+		o->cpus = online;
+		o->ncpus = nonline;
+		free(text);
+		return 0;
+	}
+	if (parse_cpu_list(arg, &o->cpus, &o->ncpus)) {
+		err = usage_error("-C '%s': not a CPU list; give e.g. -C 0 or -C 0,2-3 (online: %s)", arg,
+				  text);
+		goto out;
+	}
+	for (i = 0; i < o->ncpus; i++) {
+		for (j = 0; j < nonline && online[j] != o->cpus[i]; j++)
+			;
+		if (j == nonline) {
+			err = usage_error("-C %s: CPU %d is not online; give CPUs from %s", arg,
+					  o->cpus[i], text);
+			goto out;
+		}
+	}
+out:
+	free(online);
+	free(text);
+	return err;
+}
+
+/* The mount point of the cgroup v2 hierarchy, or NULL. */
+static char *cgroup2_mount(void)
+{
+	char *text, *line, *save = NULL, *found = NULL;
+
+	if (read_file("/proc/self/mounts", &text, NULL))
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+		char dev[256], dir[4096], type[64];
+
+		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(type, "cgroup2"))
+			found = xstrdup(dir);
+	}
+	free(text);
+	return found;
+}
+
+static int check_cgroup(struct options *o)
+{
+	char *mount = cgroup2_mount();
+	struct strbuf path;
+	struct statfs fs;
+	struct stat st;
+	int err = 0;
+
+	strbuf_init(&path);
+	/* A relative path is taken inside the cgroup v2 mount, as systemd names cgroups. */
+	if (o->cgroup[0] != '/' && mount)
+		strbuf_addf(&path, "%s/%s", mount, o->cgroup);
+	else
+		strbuf_addstr(&path, o->cgroup);
+	if (stat(path.buf, &st) || !S_ISDIR(st.st_mode)) {
+		err = usage_error("--cgroup '%s': no such cgroup directory; give a directory under %s",
+				  o->cgroup, mount ? mount : "the cgroup v2 mount (none is mounted)");
+	} else if (statfs(path.buf, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+		err = usage_error("--cgroup '%s': not a cgroup v2 directory; give one under %s",
+				  o->cgroup, mount ? mount : "a cgroup2 mount (none is mounted)");
+	} else {
+		o->cgroup_path = strbuf_detach(&path);
+	}
+	strbuf_release(&path);
+	free(mount);
+	return err;
+}
+
+static uint32_t max_sample_rate(void)
+{
+	char *text;
+	unsigned long v = 100000;
+
+	if (!read_file("/proc/sys/kernel/perf_event_max_sample_rate", &text, NULL)) {
+		v = strtoul(text, NULL, 10);
+		free(text);
+	}
+	return v ? v : 1;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	struct strbuf sb;
+	int i;
+
+	strbuf_init(&sb);
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		strbuf_addstr(&sb, argv[i]);
+	}
+	return strbuf_detach(&sb);
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	const char *cpu_arg = NULL;
+	uint32_t max_rate;
+	int c, err = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->frequency = 99;
+	o->duration = -1;
+	o->interval = 1;
+	o->stack_storage_size = 16384;
+	o->max_stacks = 16384;
+	o->ring_buffer_kib = 4096;
+	o->command_line = join_args(argc, argv);
+	max_rate = max_sample_rate();
+
+	opterr = 0;
+	while (!err && (c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			err = parse_u32(c, optarg, 1, max_rate,
+					"Hz (the kernel allows up to perf_event_max_sample_rate)",
+					&o->frequency);
+			break;
+		case 'd':
+			err = parse_seconds(c, optarg, 0.001, 365 * 86400.0, &o->duration);
+			break;
+		case 'p':
+			err = parse_ids(c, optarg, &o->tgids, &o->ntgids);
+			break;
+		case 't':
+			err = parse_ids(c, optarg, &o->pids, &o->npids);
+			break;
+		case OPT_CGROUP:
+			o->cgroup = optarg;
+			break;
+		case 'C':
+			cpu_arg = optarg;
+			break;
+		case 'U':
+			o->user_only = true;
+			break;
+		case 'K':
+			o->kernel_only = true;
+			break;
+		case 'I':
+			o->idle = true;
+			break;
+		case OPT_PER_PID:
+			o->per_pid = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				err = usage_error("-o: empty file name; give a path, or - for stdout");
+			o->output = optarg;
+			break;
+		case OPT_INTERVAL:
+			err = parse_seconds(c, optarg, 0.01, 3600, &o->interval);
+			break;
+		case OPT_STACK_STORAGE:
+			err = parse_u32(c, optarg, 1, MAX_STACK_STORAGE, "a number of stacks",
+					&o->stack_storage_size);
+			break;
+		case OPT_MAX_STACKS:
+			err = parse_u32(c, optarg, 1, MAX_COUNTS, "a number of keys", &o->max_stacks);
+			break;
+		case OPT_RING_BUFFER:
+			err = parse_u32(c, optarg, 4, 1 << 20, "KiB, a power of two,", &o->ring_buffer_kib);
+			if (!err && (o->ring_buffer_kib & (o->ring_buffer_kib - 1)))
+				err = usage_error("--ring-buffer-size %s is not a power of two; give e.g. 4096",
+						  optarg);
+			break;
+		case OPT_BTF:
+			o->btf = optarg;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case 'V':
+			printf("bpfprof %s\n", BPFPROF_VERSION);
+			return -1;
+		case ':':
+			err = usage_error("option '%s' needs a value; see bpfprof --help",
+					  optopt ? option_name(optopt) : argv[optind - 1]);
+			break;
+		default:
+			if (optopt && optopt < 256)
+				err = usage_error("unknown option '-%c'; see bpfprof --help", optopt);
+			else
+				err = usage_error("unknown option '%s'; see bpfprof --help", argv[optind - 1]);
+			break;
+		}
+	}
+	if (err)
+		return err;
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'; bpfprof takes options only (a process: -p PID)",
+				   argv[optind]);
+	if (o->user_only && o->kernel_only)
+		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
+	if (o->cgroup && (err = check_cgroup(o)))
+		return err;
+	if (o->duration > 0 && o->interval > o->duration)
+		o->interval = o->duration;
+	return check_cpus(o, cpu_arg);
+}
+
+void options_release(struct options *o)
+{
+	free(o->tgids);
+	free(o->pids);
+	free(o->cgroup_path);
+	free(o->cpus);
+	free(o->command_line);
+	memset(o, 0, sizeof(*o));
+}

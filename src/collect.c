@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/collect.h"
+
+void collector_init(struct collector *c, struct profile *p, struct symbolizer *s)
+{
+	memset(c, 0, sizeof(*c));
+	c->profile = p;
+	c->symbolizer = s;
+}
+
+void collector_release(struct collector *c)
+{
+	free(c->cache);
+	itab_release(&c->cache_index);
+	free(c->locs);
+	memset(c, 0, sizeof(*c));
+}
+
+struct cache_key {
+	uint64_t key;
+	uint32_t tgid;
+};
+
+static bool cache_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct cached_stack *e = &((const struct collector *)owner)->cache[idx];
+	const struct cache_key *k = key;
+
+	return e->key == k->key && e->tgid == k->tgid;
+}
+
+/* Stack ids are reused from one set read to the next: start afresh. */
+static void reset_cache(struct collector *c, uint64_t read)
+{
+	c->read = read;
+	c->nr_cache = 0;
+	c->nr_locs = 0;
+	itab_release(&c->cache_index);
+}
+
+/* Appends the stack's location ids to out (leaf first); returns how many. */
+static uint32_t locations(struct collector *c, const struct raw_stack *st, uint32_t tgid,
+			  bool kernel, uint32_t *out)
+{
+	struct cache_key k = { st->cache_key, kernel ? 0 : tgid };
+	struct cached_stack *e;
+	uint64_t h;
+	uint32_t idx;
+
+	if (!st->n)
+		return 0;
+	if (!st->cache_key) {
+		if (kernel)
+			symbolize_kernel_stack(c->symbolizer, c->profile, st->ips, st->n, out);
+		else
+			symbolize_user_stack(c->symbolizer, c->profile, tgid, st->ips, st->n, out);
+		return st->n;
+	}
+	if (st->cache_key >> 32 != c->read)
+		reset_cache(c, st->cache_key >> 32);
+	h = hash_mix(k.key, k.tgid);
+	idx = itab_find(&c->cache_index, h, cache_eq, c, &k);
+	if (idx == ITAB_NONE) {
+		ALLOC_GROW(c->locs, c->nr_locs + st->n, c->locs_alloc);
+		ALLOC_GROW(c->cache, c->nr_cache + 1, c->cache_alloc);
+		if (kernel)
+			symbolize_kernel_stack(c->symbolizer, c->profile, st->ips, st->n,
+					       c->locs + c->nr_locs);
+		else
+			symbolize_user_stack(c->symbolizer, c->profile, tgid, st->ips, st->n,
+					     c->locs + c->nr_locs);
+		idx = c->nr_cache++;
+		c->cache[idx] = (struct cached_stack){ k.key, k.tgid, c->nr_locs, st->n };
+		c->nr_locs += st->n;
+		itab_insert(&c->cache_index, h, idx);
+	}
+	e = &c->cache[idx];
+	memcpy(out, c->locs + e->first, e->n * sizeof(*out));
+	return e->n;
+}
+
+void collector_add(void *ctx, const struct raw_sample *rs)
+{
+	struct collector *c = ctx;
+	uint32_t frames[2 * BPFPROF_MAX_DEPTH], n;
+	struct prof_sample s = { 0 };
+
+	/* Leaf first: the kernel part sits below the user part. */
+	n = locations(c, &rs->kstack, rs->tgid, true, frames);
+	n += locations(c, &rs->ustack, rs->tgid, false, frames + n);
+	s.stack = profile_stack(c->profile, frames, n);
+	s.pid = rs->tgid;
+	s.tid = rs->pid;
+	s.comm = strtab_intern_n(&c->profile->strings, rs->comm, strnlen(rs->comm, sizeof(rs->comm)));
+	s.cgroup_id = rs->cgroup_id;
+	s.count = rs->count;
+	profile_add_sample(c->profile, &s);
+}
+
+void collector_add_lost(struct collector *c, const char *label, uint64_t count)
+{
+	struct prof_sample s = { 0 };
+	uint32_t loc;
+
+	if (!count)
+		return;
+	loc = profile_special_location(c->profile, label);
+	s.stack = profile_stack(c->profile, &loc, 1);
+	s.count = count;
+	profile_add_sample(c->profile, &s);
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/intern.h"
+#include "bpfprof/output.h"
+
+/* Frame names must not break the format: ';' separates, '\n' ends lines. */
+static void add_frame(struct strbuf *line, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char ch = name[i];
+
+		strbuf_addch(line, ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : ch);
+	}
+}
+
+static const char *kind_suffix(const struct prof_location *loc)
+{
+	switch (loc->kind) {
+	case FRAME_KERNEL:
+		return "_[k]";
+	case FRAME_JIT:
+		return "_[j]";
+	default:
+		return "";
+	}
+}
+
+/* Appends ";frame" for every frame of stack, root first. */
+static void add_stack(struct strbuf *line, const struct profile *p, uint32_t stack,
+		      struct strbuf *name)
+{
+	uint32_t depth, i, j;
+	const uint32_t *frames = profile_stack_frames(p, stack, &depth);
+
+	for (i = depth; i-- > 0;) {
+		const struct prof_location *loc = &p->locations[frames[i]];
+		uint32_t nlines = loc->nlines ? loc->nlines : 1;
+
+		/* Lines are innermost first: print the outermost first. */
+		for (j = nlines; j-- > 0;) {
+			strbuf_reset(name);
+			profile_frame_name(p, frames[i], j, name);
+			if (line->len)
+				strbuf_addch(line, ';');
+			add_frame(line, name->buf, name->len);
+			strbuf_addstr(line, kind_suffix(loc));
+		}
+	}
+}
+
+static const struct strtab *sort_lines;
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(strtab_get(sort_lines, *(const uint32_t *)a),
+		      strtab_get(sort_lines, *(const uint32_t *)b));
+}
+
+int write_folded(FILE *out, const struct profile *p, const struct write_options *o)
+{
+	struct strbuf line, name;
+	struct strtab lines;
+	uint64_t *counts = NULL;
+	uint32_t *order, i, counts_alloc = 0;
+	int err = 0;
+
+	strtab_init(&lines);
+	strbuf_init(&line);
+	strbuf_init(&name);
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		const char *comm = profile_str(p, s->comm);
+		uint32_t id, before;
+
+		if (!s->count)
+			continue;
+		strbuf_reset(&line);
+		add_frame(&line, comm, strlen(comm));
+		if (o->per_pid && *comm)
+			strbuf_addf(&line, "-%u", s->pid);
+		add_stack(&line, p, s->stack, &name);
+		if (!line.len)
+			strbuf_addstr(&line, "[unknown]");
+		before = lines.nr;
+		id = strtab_intern_n(&lines, line.buf, line.len);
+		ALLOC_GROW(counts, lines.nr, counts_alloc);
+		if (lines.nr != before)
+			counts[id] = 0;
+		counts[id] += s->count;
+	}
+	strbuf_release(&line);
+	strbuf_release(&name);
+
+	/* Id 0 is the empty string, never a line. */
+	order = xmalloc(lines.nr * sizeof(*order));
+	for (i = 1; i < lines.nr; i++)
+		order[i - 1] = i;
+	sort_lines = &lines;
+	qsort(order, lines.nr - 1, sizeof(*order), line_cmp);
+	for (i = 0; i + 1 < lines.nr; i++)
+		fprintf(out, "%s %llu\n", strtab_get(&lines, order[i]),
+			(unsigned long long)counts[order[i]]);
+	if (fflush(out) || ferror(out))
+		err = -(errno ? errno : EIO);
+	free(order);
+	free(counts);
+	strtab_release(&lines);
+	return err;
+}

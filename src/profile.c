@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/profile.h"
+
+void profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	strtab_init(&p->strings);
+	/* Mapping 0 stands for "no mapping". */
+	p->mappings = xcalloc(1, sizeof(*p->mappings));
+	p->nr_mappings = p->mappings_alloc = 1;
+}
+
+void profile_release(struct profile *p)
+{
+	strtab_release(&p->strings);
+	free(p->mappings);
+	itab_release(&p->mapping_index);
+	free(p->functions);
+	itab_release(&p->function_index);
+	free(p->locations);
+	itab_release(&p->location_index);
+	free(p->lines);
+	free(p->frames);
+	free(p->stacks);
+	itab_release(&p->stack_index);
+	free(p->samples);
+	itab_release(&p->sample_index);
+	free(p->command_line);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Mappings --------------------------------------------------------------- */
+
+static uint64_t mapping_hash(const struct prof_mapping *m)
+{
+	uint64_t h = hash_mix(m->start, m->limit);
+
+	h = hash_mix(h, m->offset);
+	h = hash_mix(h, m->file);
+	h = hash_mix(h, m->build_id);
+	return hash_mix(h, m->pid);
+}
+
+static bool mapping_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct prof_mapping *a = &((const struct profile *)owner)->mappings[idx], *b = key;
+
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->file == b->file && a->build_id == b->build_id && a->pid == b->pid;
+}
+
+uint32_t profile_mapping(struct profile *p, const struct prof_mapping *m)
+{
+	uint64_t h = mapping_hash(m);
+	uint32_t id = itab_find(&p->mapping_index, h, mapping_eq, p, m);
+
+	if (id != ITAB_NONE)
+		return id;
+	ALLOC_GROW(p->mappings, p->nr_mappings + 1, p->mappings_alloc);
+	id = p->nr_mappings++;
+	p->mappings[id] = *m;
+	p->mappings[id].has_functions = false;
+	itab_insert(&p->mapping_index, h, id);
+	return id;
+}
+
+/* Functions -------------------------------------------------------------- */
+
+static bool function_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct prof_function *a = &((const struct profile *)owner)->functions[idx], *b = key;
+
+	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
+}
+
+uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name, uint32_t filename)
+{
+	struct prof_function f = { name, system_name, filename };
+	uint64_t h = hash_mix(hash_mix(name, system_name), filename);
+	uint32_t id = itab_find(&p->function_index, h, function_eq, p, &f);
+
+	if (id != ITAB_NONE)
+		return id;
+	ALLOC_GROW(p->functions, p->nr_functions + 1, p->functions_alloc);
+	id = p->nr_functions++;
+	p->functions[id] = f;
+	itab_insert(&p->function_index, h, id);
+	return id;
+}
+
+/* Locations -------------------------------------------------------------- */
+
+struct location_key {
+	uint32_t mapping;
+	uint64_t address;
+	uint32_t label;
+};
+
+static uint64_t location_hash(const struct location_key *k)
+{
+	return hash_mix(hash_mix(k->address, k->mapping), k->label);
+}
+
+static bool location_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct prof_location *a = &((const struct profile *)owner)->locations[idx];
+	const struct location_key *b = key;
+
+	return a->mapping == b->mapping && a->address == b->address && a->label == b->label;
+}
+
+uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64_t address)
+{
+	struct location_key k = { mapping, address, 0 };
+
+	return itab_find(&p->location_index, location_hash(&k), location_eq, p, &k);
+}
+
+static uint32_t location_add(struct profile *p, const struct location_key *k, enum frame_kind kind,
+			     const struct prof_line *lines, uint16_t nlines)
+{
+	struct prof_location *loc;
+	uint32_t id;
+
+	ALLOC_GROW(p->locations, p->nr_locations + 1, p->locations_alloc);
+	ALLOC_GROW(p->lines, p->nr_lines + nlines, p->lines_alloc);
+	id = p->nr_locations++;
+	loc = &p->locations[id];
+	loc->address = k->address;
+	loc->mapping = k->mapping;
+	loc->label = k->label;
+	loc->kind = kind;
+	loc->first_line = p->nr_lines;
+	loc->nlines = nlines;
+	memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
+	p->nr_lines += nlines;
+	if (nlines && k->mapping)
+		p->mappings[k->mapping].has_functions = true;
+	itab_insert(&p->location_index, location_hash(k), id);
+	return id;
+}
+
+uint32_t profile_location_add(struct profile *p, uint32_t mapping, uint64_t address,
+			      enum frame_kind kind, const struct prof_line *lines, uint16_t nlines)
+{
+	struct location_key k = { mapping, address, 0 };
+
+	return location_add(p, &k, kind, lines, nlines);
+}
+
+uint32_t profile_special_location(struct profile *p, const char *label)
+{
+	struct location_key k = { 0, 0, profile_string(p, label) };
+	uint32_t id = itab_find(&p->location_index, location_hash(&k), location_eq, p, &k);
+	struct prof_line line;
+
+	if (id != ITAB_NONE)
+		return id;
+	line.function = profile_function(p, k.label, k.label, 0);
+	line.line = 0;
+	return location_add(p, &k, FRAME_SPECIAL, &line, 1);
+}
+
+/* Stacks ----------------------------------------------------------------- */
+
+struct stack_key {
+	const uint32_t *locations;
+	uint32_t depth;
+};
+
+static bool stack_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct profile *p = owner;
+	const struct stack_key *k = key;
+	const struct prof_stack *s = &p->stacks[idx];
+
+	return s->depth == k->depth &&
+	       !memcmp(p->frames + s->first, k->locations, k->depth * sizeof(uint32_t));
+}
+
+uint32_t profile_stack(struct profile *p, const uint32_t *locations, uint32_t depth)
+{
+	struct stack_key k = { locations, depth };
+	uint64_t h = hash_bytes(locations, depth * sizeof(uint32_t), depth);
+	uint32_t id = itab_find(&p->stack_index, h, stack_eq, p, &k);
+
+	if (id != ITAB_NONE)
+		return id;
+	ALLOC_GROW(p->frames, p->nr_frames + depth, p->frames_alloc);
+	ALLOC_GROW(p->stacks, p->nr_stacks + 1, p->stacks_alloc);
+	memcpy(p->frames + p->nr_frames, locations, depth * sizeof(uint32_t));
+	id = p->nr_stacks++;
+	p->stacks[id].first = p->nr_frames;
+	p->stacks[id].depth = depth;
+	p->nr_frames += depth;
+	itab_insert(&p->stack_index, h, id);
+	return id;
+}
+
+/* Samples ---------------------------------------------------------------- */
+
+static uint64_t sample_hash(const struct prof_sample *s)
+{
+	uint64_t h = hash_mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
+
+	return hash_mix(hash_mix(h, s->comm), s->cgroup_id);
+}
+
+static bool sample_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct prof_sample *a = &((const struct profile *)owner)->samples[idx], *b = key;
+
+	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
+	       a->comm == b->comm && a->cgroup_id == b->cgroup_id;
+}
+
+void profile_add_sample(struct profile *p, const struct prof_sample *s)
+{
+	uint64_t h = sample_hash(s);
+	uint32_t id = itab_find(&p->sample_index, h, sample_eq, p, s);
+
+	if (id != ITAB_NONE) {
+		p->samples[id].count += s->count;
+		return;
+	}
+	ALLOC_GROW(p->samples, p->nr_samples + 1, p->samples_alloc);
+	id = p->nr_samples++;
+	p->samples[id] = *s;
+	itab_insert(&p->sample_index, h, id);
+}
+
+uint64_t profile_total(const struct profile *p)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nr_samples; i++)
+		total += p->samples[i].count;
+	return total;
+}
+
+/* Names ------------------------------------------------------------------ */
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct strbuf *sb)
+{
+	const struct prof_location *loc = &p->locations[id];
+	const struct prof_mapping *m;
+	const char *name;
+	size_t len;
+
+	if (i < loc->nlines) {
+		const struct prof_line *line = &p->lines[loc->first_line + i];
+
+		strbuf_addstr(sb, profile_str(p, p->functions[line->function].name));
+		return;
+	}
+	if (loc->label) {
+		strbuf_addstr(sb, profile_str(p, loc->label));
+		return;
+	}
+	m = &p->mappings[loc->mapping];
+	if (!loc->mapping || !m->file) {
+		strbuf_addstr(sb, "[unknown]");
+		return;
+	}
+	/* The offset in the file, which is what a reader of the file can use. */
+	name = basename_of(profile_str(p, m->file));
+	len = strlen(name);
+	if (len > 2 && name[0] == '[' && name[len - 1] == ']') {	/* [vdso], [kernel.kallsyms] */
+		name++;
+		len -= 2;
+	}
+	strbuf_addf(sb, "[%.*s+0x%llx]", (int)len, name,
+		    (unsigned long long)(loc->address - m->start + m->offset));
+}

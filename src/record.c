@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * One profiling session: check the machine, attach, drain every interval
+ * until the duration ends, a signal arrives or every target has exited;
+ * then detach, write the profile and summarize on stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfprof/cli.h"
+#include "bpfprof/collect.h"
+#include "bpfprof/output.h"
+#include "bpfprof/record.h"
+#include "bpfprof/sampler.h"
+
+#define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	/* No SA_RESTART: a signal must cut the ring buffer poll short. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN, in the effective set. */
+static bool can_profile(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+#define HAS(cap) (eff >> (cap) & 1)
+	return HAS(21 /* CAP_SYS_ADMIN */) || (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */));
+#undef HAS
+}
+
+static int check_btf(const char *path)
+{
+	struct stat st;
+	struct btf *btf;
+	long err;
+
+	if (stat(path, &st))
+		return error("kernel BTF not found at '%s': bpfprof needs a kernel built with "
+			     "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path);
+	btf = btf__parse(path, NULL);
+	err = libbpf_get_error(btf);
+	if (err || !st.st_size)
+		return error("'%s' holds no usable BTF (%s): bpfprof needs a kernel built with "
+			     "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path,
+			     st.st_size ? strerror(-err) : "empty file");
+	btf__free(btf);
+	return 0;
+}
+
+/* With -p/-t, profiling ends once nothing is left to profile. */
+static bool targets_gone(const struct options *o)
+{
+	size_t i;
+
+	if (!o->ntgids && !o->npids)
+		return false;
+	for (i = 0; i < o->ntgids; i++)
+		if (task_alive(o->tgids[i]))
+			return false;
+	for (i = 0; i < o->npids; i++)
+		if (task_alive(o->pids[i]))
+			return false;
+	return true;
+}
+
+static uint64_t recorded(const struct sampler_stats *st)
+{
+	return st->total[STAT_USER_MODE] + st->total[STAT_KERNEL_MODE];
+}
+
+static void show_progress(double elapsed, const struct sampler_stats *st)
+{
+	fprintf(stderr, "\rbpfprof: %.0f s, %llu samples ", elapsed,
+		(unsigned long long)recorded(st));
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t count_distinct(uint32_t *v, size_t n)
+{
+	uint64_t distinct = 0;
+	size_t i;
+
+	qsort(v, n, sizeof(*v), u32_cmp);
+	for (i = 0; i < n; i++)
+		distinct += !i || v[i] != v[i - 1];
+	return distinct;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+static void summarize(const struct options *o, const struct profile *p,
+		      const struct sampler_stats *st, double seconds)
+{
+	const uint64_t *t = st->total;
+	uint64_t rec = recorded(st), lost, nproc, nthreads;
+	uint32_t *pids = xmalloc((p->nr_samples + 1) * sizeof(*pids));
+	uint32_t *tids = xmalloc((p->nr_samples + 1) * sizeof(*tids));
+	size_t i, n = 0;
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	for (i = 0; i < o->ncpus; i++)
+		strbuf_addf(&sb, "%scpu%d %llu", i ? ", " : "", o->cpus[i],
+			    o->cpus[i] < st->nr_cpus
+				    ? (unsigned long long)st->recorded_per_cpu[o->cpus[i]]
+				    : 0ULL);
+	fprintf(stderr, "bpfprof: %.1f s at %u Hz on %zu CPU%s: %llu samples (%s)\n", seconds,
+		o->frequency, o->ncpus, o->ncpus == 1 ? "" : "s", (unsigned long long)rec, sb.buf);
+	fprintf(stderr, "bpfprof: user %.1f%%, kernel %.1f%%; idle %llu %s, filtered out %llu\n",
+		pct(t[STAT_USER_MODE], rec), pct(t[STAT_KERNEL_MODE], rec),
+		(unsigned long long)t[STAT_IDLE], o->idle ? "recorded" : "skipped (-I records them)",
+		(unsigned long long)t[STAT_FILTERED]);
+
+	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL];
+	strbuf_reset(&sb);
+	if (lost)
+		strbuf_addf(&sb, " (stack collision %llu, stack map full %llu, counts map full %llu;"
+				 " raise --stack-storage-size or --max-stacks, or lower --interval)",
+			    (unsigned long long)t[STAT_LOST_COLLISION],
+			    (unsigned long long)t[STAT_LOST_STACK_FULL],
+			    (unsigned long long)t[STAT_LOST_COUNTS_FULL]);
+	fprintf(stderr, "bpfprof: lost %llu samples%s; %llu saved through the ring buffer "
+		"(stack collisions %llu, stack map full %llu, counts map full %llu)\n",
+		(unsigned long long)lost, sb.buf, (unsigned long long)t[STAT_FALLBACK],
+		(unsigned long long)(t[STAT_KSTACK_COLLISION] + t[STAT_USTACK_COLLISION]),
+		(unsigned long long)(t[STAT_KSTACK_FULL] + t[STAT_USTACK_FULL]),
+		(unsigned long long)t[STAT_COUNTS_FULL]);
+
+	for (i = 0; i < p->nr_samples; i++) {
+		if (!p->samples[i].comm)	/* lost samples belong to nobody */
+			continue;
+		pids[n] = p->samples[i].pid;
+		tids[n++] = p->samples[i].tid;
+	}
+	nproc = count_distinct(pids, n);
+	nthreads = count_distinct(tids, n);
+	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
+		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
+		(unsigned long long)st->drains);
+	if (st->mismatches || st->drained[0] + st->drained[1] !=
+				      t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1] ||
+	    st->received != t[STAT_FALLBACK])
+		warning("accounting does not add up: the program counted %llu + %llu through the ring "
+			"buffer, the drains read %llu + %llu; please report this",
+			(unsigned long long)(t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1]),
+			(unsigned long long)t[STAT_FALLBACK],
+			(unsigned long long)(st->drained[0] + st->drained[1]),
+			(unsigned long long)st->received);
+	else
+		debug("accounting: the program counted %llu + %llu through the ring buffer = the "
+		      "drains read %llu + %llu, over %llu drains",
+		      (unsigned long long)(t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1]),
+		      (unsigned long long)t[STAT_FALLBACK],
+		      (unsigned long long)(st->drained[0] + st->drained[1]),
+		      (unsigned long long)st->received, (unsigned long long)st->drains);
+	free(pids);
+	free(tids);
+	strbuf_release(&sb);
+}
+
+static void add_lost(struct collector *c, const struct sampler_stats *st)
+{
+	collector_add_lost(c, "[lost: stack collision]", st->total[STAT_LOST_COLLISION]);
+	collector_add_lost(c, "[lost: stack map full]", st->total[STAT_LOST_STACK_FULL]);
+	collector_add_lost(c, "[lost: counts map full]", st->total[STAT_LOST_COUNTS_FULL]);
+}
+
+/* Samples until the duration ends, a signal arrives or the targets are gone. */
+static int sample_loop(const struct options *o, struct sampler *s, uint64_t start)
+{
+	uint64_t interval = o->interval * 1e9, end = o->duration > 0 ? start + o->duration * 1e9 : 0;
+	uint64_t next_drain = start + interval;
+	bool progress = isatty(STDERR_FILENO) && (o->duration < 0 || o->duration > 2);
+	struct sampler_stats st;
+	int err = 0;
+
+	while (!stop_signal) {
+		uint64_t now = now_ns(), wake;
+
+		if (end && now >= end)
+			break;
+		if (now >= next_drain) {
+			if ((err = sampler_drain(s)))
+				break;
+			while (next_drain <= now)
+				next_drain += interval;
+			if (progress) {
+				sampler_stats(s, &st);
+				show_progress((now - start) / 1e9, &st);
+			}
+			if (targets_gone(o)) {
+				debug("every target has exited; stopping");
+				break;
+			}
+		}
+		wake = end && end < next_drain ? end : next_drain;
+		now = now_ns();
+		if (wake > now && (err = sampler_poll(s, (wake - now + 999999) / 1000000)) < 0)
+			break;
+		err = 0;
+	}
+	if (progress)
+		fprintf(stderr, "\r%40s\r", "");
+	if (stop_signal)
+		debug("stopping on signal %d", (int)stop_signal);
+	return err;
+}
+
+int record(const struct options *o)
+{
+	struct sampler_config cfg = { 0 };
+	struct write_options wo = { .per_pid = o->per_pid };
+	struct sampler *s = NULL;
+	struct symbolizer sym;
+	struct collector coll;
+	struct profile prof;
+	struct output_file out;
+	struct sampler_stats st;
+	uint64_t start;
+	int err, cgroup_fd = -1, rc = EXIT_RUNTIME;
+
+	verbose = o->verbose;
+	if (!can_profile()) {
+		error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; run as root, "
+		      "e.g. sudo bpfprof");
+		return EXIT_RUNTIME;
+	}
+	if (check_btf(o->btf ? o->btf : DEFAULT_BTF))
+		return EXIT_RUNTIME;
+	if (output_open(&out, o->output))
+		return EXIT_RUNTIME;
+	if (o->cgroup_path) {
+		cgroup_fd = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cgroup_fd < 0) {
+			error("cannot open cgroup '%s': %s", o->cgroup_path, strerror(errno));
+			output_abort(&out);
+			return EXIT_RUNTIME;
+		}
+	}
+	libbpf_set_print(libbpf_print);
+	catch_signals();
+
+	profile_init(&prof);
+	symbolizer_init(&sym);
+	collector_init(&coll, &prof, &sym);
+	cfg.frequency = o->frequency;
+	cfg.cpus = o->cpus;
+	cfg.ncpus = o->ncpus;
+	cfg.tgids = o->tgids;
+	cfg.ntgids = o->ntgids;
+	cfg.pids = o->pids;
+	cfg.npids = o->npids;
+	cfg.cgroup_fd = cgroup_fd;
+	cfg.include_idle = o->idle;
+	cfg.kernel_stacks = !o->user_only;
+	cfg.user_stacks = !o->kernel_only;
+	cfg.stack_storage_size = o->stack_storage_size;
+	cfg.max_stacks = o->max_stacks;
+	/* The kernel wants at least a page. */
+	cfg.ring_buffer_bytes = (uint32_t)o->ring_buffer_kib << 10;
+	if (cfg.ring_buffer_bytes < (uint32_t)getpagesize())
+		cfg.ring_buffer_bytes = getpagesize();
+	cfg.btf_path = o->btf;
+	cfg.on_sample = collector_add;
+	cfg.ctx = &coll;
+
+	if (sampler_open(&s, &cfg))
+		goto out;
+	/* The clock starts once every CPU samples. */
+	prof.start_wall_ns = wall_ns();
+	start = now_ns();
+	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
+	err = sample_loop(o, s, start);
+	if (sampler_stop(s) || err)
+		goto out;
+	prof.duration_ns = now_ns() - start;
+	prof.frequency = o->frequency;
+	prof.period_ns = 1000000000ULL / o->frequency;
+	prof.command_line = xstrdup(o->command_line);
+	sampler_stats(s, &st);
+	add_lost(&coll, &st);
+
+	err = write_folded(out.f, &prof, &wo);
+	if (!err)
+		err = output_commit(&out);
+	if (err) {
+		error("cannot write '%s': %s", o->output ? o->output : "stdout", strerror(-err));
+		goto out;
+	}
+	summarize(o, &prof, &st, prof.duration_ns / 1e9);
+	rc = 0;
+out:
+	if (rc)
+		output_abort(&out);
+	sampler_free(s);
+	collector_release(&coll);
+	symbolizer_release(&sym);
+	profile_release(&prof);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	return rc;
+}

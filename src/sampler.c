@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfprof/sampler.h"
+#include "bpfprof/util.h"
+#include "profile.skel.h"
+
+#define BATCH 1024
+
+/* Where a stack id of the set being read was copied, during one drain. */
+struct stack_slot {
+	uint64_t read;		/* set read that filled it; stale otherwise */
+	uint32_t first;		/* into ips */
+	uint32_t n;
+};
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct bpf_link **links;
+	size_t nr_links;
+	struct ring_buffer *rb;
+	sample_fn *on_sample;
+	void *ctx;
+	unsigned active;	/* the set the program writes to */
+	bool stopped;
+
+	/* Reading a set. */
+	struct stack_slot *slots;	/* indexed by stack id */
+	uint32_t nr_slots;
+	uint64_t reads;			/* set reads so far; names cache keys */
+	uint64_t *ips;
+	size_t nr_ips, ips_alloc;
+	struct sample_key *keys;
+	__u64 *values;
+
+	/* Accounting. */
+	int nr_cpus;
+	struct sample_stats *percpu;
+	struct sampler_stats stats;
+};
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+/* Settings ---------------------------------------------------------------- */
+
+static uint32_t round_pow2(uint32_t n)
+{
+	uint32_t r = 1;
+
+	while (r < n)
+		r <<= 1;
+	return r;
+}
+
+static int configure(struct sampler *s, const struct sampler_config *cfg)
+{
+	struct profile_bpf *skel = s->skel;
+	struct bpf_map *stacks[] = { skel->maps.stacks0, skel->maps.stacks1 };
+	struct bpf_map *counts[] = { skel->maps.counts0, skel->maps.counts1 };
+	size_t i;
+	int err;
+
+	skel->rodata->filter_tgids = cfg->ntgids > 0;
+	skel->rodata->filter_pids = cfg->npids > 0;
+	skel->rodata->filter_cgroup = cfg->cgroup_fd >= 0;
+	skel->rodata->include_idle = cfg->include_idle;
+	skel->rodata->kernel_stacks = cfg->kernel_stacks;
+	skel->rodata->user_stacks = cfg->user_stacks;
+	for (i = 0; i < 2; i++) {
+		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
+		    (err = bpf_map__set_max_entries(counts[i], cfg->max_stacks)))
+			return err;
+	}
+	if ((err = bpf_map__set_max_entries(skel->maps.fallback, cfg->ring_buffer_bytes)))
+		return err;
+	if ((err = bpf_map__set_max_entries(skel->maps.tgid_filter, cfg->ntgids ? cfg->ntgids : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.pid_filter, cfg->npids ? cfg->npids : 1)))
+		return err;
+	/* Stack ids are bucket indices: at most the power of two above the size. */
+	s->nr_slots = round_pow2(cfg->stack_storage_size);
+	return 0;
+}
+
+static int fill_filters(struct sampler *s, const struct sampler_config *cfg)
+{
+	__u8 one = 1;
+	__u32 zero = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < cfg->ntgids; i++)
+		if ((err = bpf_map__update_elem(s->skel->maps.tgid_filter, &cfg->tgids[i],
+						sizeof(__u32), &one, 1, BPF_ANY)))
+			return err;
+	for (i = 0; i < cfg->npids; i++)
+		if ((err = bpf_map__update_elem(s->skel->maps.pid_filter, &cfg->pids[i],
+						sizeof(__u32), &one, 1, BPF_ANY)))
+			return err;
+	if (cfg->cgroup_fd >= 0) {
+		__u32 fd = cfg->cgroup_fd;
+
+		if ((err = bpf_map__update_elem(s->skel->maps.cgroup_filter, &zero, sizeof(zero), &fd,
+						sizeof(fd), BPF_ANY)))
+			return err;
+	}
+	return 0;
+}
+
+static int attach(struct sampler *s, const struct sampler_config *cfg)
+{
+	size_t i;
+
+	s->links = xcalloc(cfg->ncpus, sizeof(*s->links));
+	for (i = 0; i < cfg->ncpus; i++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.size = sizeof(attr),
+			.freq = 1,
+			.sample_freq = cfg->frequency,
+		};
+		struct bpf_link *link;
+		int fd, err;
+
+		fd = perf_event_open(&attr, -1, cfg->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			error("cannot open a cpu-clock perf event on CPU %d: %s%s", cfg->cpus[i],
+			      strerror(errno),
+			      errno == EACCES || errno == EPERM
+				      ? "; run as root or lower /proc/sys/kernel/perf_event_paranoid"
+				      : "");
+			return err;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			error("cannot attach the BPF program to CPU %d: %s", cfg->cpus[i], strerror(-err));
+			return err;
+		}
+		/* The link owns the perf fd from here on. */
+		s->links[s->nr_links++] = link;
+	}
+	return 0;
+}
+
+static void detach(struct sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_links; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nr_links = 0;
+}
+
+/* Samples ----------------------------------------------------------------- */
+
+static uint32_t stack_depth(const uint64_t *ips, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max && ips[n])
+		n++;
+	return n;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct fallback_record *r = data;
+	struct raw_sample rs = { 0 };
+
+	if (size < sizeof(*r))
+		return 0;
+	s->stats.received++;
+	rs.tgid = r->tgid;
+	rs.pid = r->pid;
+	rs.cgroup_id = r->cgroup_id;
+	memcpy(rs.comm, r->comm, sizeof(rs.comm));
+	/* __u64 and uint64_t are the same width but distinct types. */
+	rs.kstack.ips = (const uint64_t *)r->kstack;
+	rs.kstack.n = r->kstack_bytes > 0 ? stack_depth(rs.kstack.ips, r->kstack_bytes / 8) : 0;
+	rs.ustack.ips = (const uint64_t *)r->ustack;
+	rs.ustack.n = r->ustack_bytes > 0 ? stack_depth(rs.ustack.ips, r->ustack_bytes / 8) : 0;
+	rs.count = 1;
+	s->on_sample(s->ctx, &rs);
+	return 0;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+/* Copies stack id's IPs out of the set's stack map, once per set read. */
+static const struct stack_slot *load_stack(struct sampler *s, int map_fd, __s32 id)
+{
+	struct stack_slot *slot;
+
+	if (id < 0 || (uint32_t)id >= s->nr_slots)
+		return NULL;
+	slot = &s->slots[id];
+	if (slot->read != s->reads) {
+		ALLOC_GROW(s->ips, s->nr_ips + BPFPROF_MAX_DEPTH, s->ips_alloc);
+		memset(s->ips + s->nr_ips, 0, BPFPROF_MAX_DEPTH * sizeof(uint64_t));
+		slot->read = s->reads;
+		slot->first = s->nr_ips;
+		slot->n = 0;
+		if (!bpf_map_lookup_elem(map_fd, &id, s->ips + s->nr_ips)) {
+			slot->n = stack_depth(s->ips + s->nr_ips, BPFPROF_MAX_DEPTH);
+			s->nr_ips += slot->n;
+		}
+	}
+	return slot;
+}
+
+/* Points out at a loaded stack; only once all loads are done, as ips moves. */
+static void set_stack(const struct sampler *s, const struct stack_slot *slot, __s32 id,
+		      struct raw_stack *out)
+{
+	if (!slot)
+		return;
+	out->ips = s->ips + slot->first;
+	out->n = slot->n;
+	out->cache_key = (s->reads << 32) | (uint32_t)id;
+}
+
+static void clear_stacks(int map_fd)
+{
+	__u32 key, next, *ids = NULL;
+	size_t n = 0, alloc = 0, i;
+	int err;
+
+	for (err = bpf_map_get_next_key(map_fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(map_fd, &key, &next)) {
+		ALLOC_GROW(ids, n + 1, alloc);
+		ids[n++] = next;
+		key = next;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(map_fd, &ids[i]);
+	free(ids);
+}
+
+/* Reads and empties one map set; nothing writes to it meanwhile. */
+static int read_set(struct sampler *s, unsigned set)
+{
+	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	__u32 in = 0, out = 0;
+	bool first = true, done = false;
+
+	s->nr_ips = 0;
+	s->reads++;
+	while (!done) {
+		__u32 i, n = BATCH;
+		int err;
+
+		err = bpf_map_lookup_and_delete_batch(counts_fd, first ? NULL : &in, &out, s->keys,
+						      s->values, &n, NULL);
+		if (err && err != -ENOENT) {
+			error("cannot read the counts map: %s", strerror(-err));
+			return err;
+		}
+		done = err != 0;
+		first = false;
+		in = out;
+		for (i = 0; i < n; i++) {
+			const struct sample_key *k = &s->keys[i];
+			const struct stack_slot *kslot, *uslot;
+			struct raw_sample rs = { 0 };
+
+			rs.tgid = k->tgid;
+			rs.pid = k->pid;
+			rs.cgroup_id = k->cgroup_id;
+			memcpy(rs.comm, k->comm, sizeof(rs.comm));
+			kslot = load_stack(s, stacks_fd, k->kstack_id);
+			uslot = load_stack(s, stacks_fd, k->ustack_id);
+			set_stack(s, kslot, k->kstack_id, &rs.kstack);
+			set_stack(s, uslot, k->ustack_id, &rs.ustack);
+			rs.count = s->values[i];
+			s->stats.drained[set] += rs.count;
+			s->on_sample(s->ctx, &rs);
+		}
+	}
+	clear_stacks(stacks_fd);
+	return 0;
+}
+
+static int read_stats(struct sampler *s)
+{
+	__u32 zero = 0;
+	int cpu, i;
+
+	if (bpf_map__lookup_elem(s->skel->maps.stats, &zero, sizeof(zero), s->percpu,
+				 s->nr_cpus * sizeof(*s->percpu), 0))
+		return -errno;
+	memset(s->stats.total, 0, sizeof(s->stats.total));
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const struct sample_stats *c = &s->percpu[cpu];
+
+		for (i = 0; i < STAT_MAX; i++)
+			s->stats.total[i] += c->v[i];
+		s->stats.recorded_per_cpu[cpu] = c->v[STAT_USER_MODE] + c->v[STAT_KERNEL_MODE];
+	}
+	return 0;
+}
+
+/*
+ * After this returns, no program run that read the old active_set is still
+ * going: programs on perf events run with interrupts off, and membarrier's
+ * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period, which waits for them.
+ */
+static void wait_for_programs(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) < 0)
+		usleep(20000);	/* nohz_full: programs take microseconds */
+}
+
+/* Counts read from a set must equal the samples the program put into it. */
+static void check_accounting(struct sampler *s, unsigned set)
+{
+	if (s->stats.drained[set] == s->stats.total[STAT_COUNTED_SET0 + set])
+		return;
+	s->stats.mismatches++;
+	debug("drain %llu: read %llu samples from set %u, the program counted %llu",
+	      (unsigned long long)s->stats.drains, (unsigned long long)s->stats.drained[set], set,
+	      (unsigned long long)s->stats.total[STAT_COUNTED_SET0 + set]);
+}
+
+int sampler_drain(struct sampler *s)
+{
+	unsigned old = s->active;
+	int err;
+
+	s->active = !old;
+	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
+	wait_for_programs();
+	s->stats.drains++;
+	ring_buffer__consume(s->rb);
+	if ((err = read_set(s, old)))
+		return err;
+	if ((err = read_stats(s)))
+		return err;
+	/* The active set is still filling; only the old one can be checked. */
+	check_accounting(s, old);
+	return 0;
+}
+
+int sampler_stop(struct sampler *s)
+{
+	int err;
+
+	if (s->stopped)
+		return 0;
+	s->stopped = true;
+	detach(s);
+	wait_for_programs();
+	s->stats.drains++;
+	ring_buffer__consume(s->rb);
+	if ((err = read_set(s, 0)) || (err = read_set(s, 1)) || (err = read_stats(s)))
+		return err;
+	check_accounting(s, 0);
+	check_accounting(s, 1);
+	return 0;
+}
+
+void sampler_stats(const struct sampler *s, struct sampler_stats *out)
+{
+	*out = s->stats;
+}
+
+/* Lifetime ---------------------------------------------------------------- */
+
+int sampler_open(struct sampler **out, const struct sampler_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	int err;
+
+	*out = s;
+	s->on_sample = cfg->on_sample;
+	s->ctx = cfg->ctx;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		error("cannot count the possible CPUs: %s", strerror(-s->nr_cpus));
+		return s->nr_cpus ? s->nr_cpus : -EINVAL;
+	}
+	s->percpu = xcalloc(s->nr_cpus, sizeof(*s->percpu));
+	s->stats.recorded_per_cpu = xcalloc(s->nr_cpus, sizeof(uint64_t));
+	s->stats.nr_cpus = s->nr_cpus;
+	s->keys = xmalloc(BATCH * sizeof(*s->keys));
+	s->values = xmalloc(BATCH * sizeof(*s->values));
+
+	s->skel = profile_bpf__open_opts(&opts);
+	if (!s->skel) {
+		err = -errno;
+		error("cannot open the BPF program: %s", strerror(-err));
+		return err;
+	}
+	if ((err = configure(s, cfg))) {
+		error("cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	s->slots = xcalloc(s->nr_slots, sizeof(*s->slots));
+	if ((err = profile_bpf__load(s->skel))) {
+		error("cannot load the BPF program: %s%s", strerror(-err),
+		      err == -EPERM ? "; run as root" : "; -v shows the verifier's log");
+		return err;
+	}
+	if ((err = fill_filters(s, cfg))) {
+		error("cannot fill the BPF filter maps: %s", strerror(-err));
+		return err;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.fallback), on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		error("cannot open the BPF ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return attach(s, cfg);
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	detach(s);
+	free(s->links);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	free(s->slots);
+	free(s->ips);
+	free(s->keys);
+	free(s->values);
+	free(s->percpu);
+	free(s->stats.recorded_per_cpu);
+	free(s);
+}

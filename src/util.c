@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfprof/util.h"
+
+int verbose;
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bpfprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		die("out of memory allocating %zu bytes", size);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
+	if (!p)
+		die("out of memory allocating %zu bytes", size);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void strbuf_init(struct strbuf *sb)
+{
+	sb->alloc = 64;
+	sb->len = 0;
+	sb->buf = xmalloc(sb->alloc);
+	sb->buf[0] = '\0';
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->alloc = 0;
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	sb->buf[0] = '\0';
+}
+
+static void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 > sb->alloc) {
+		while (sb->len + extra + 1 > sb->alloc)
+			sb->alloc *= 2;
+		sb->buf = xrealloc(sb->buf, sb->alloc);
+	}
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t n)
+{
+	strbuf_grow(sb, n);
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, char c)
+{
+	strbuf_grow(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sb->alloc - sb->len) {
+		strbuf_grow(sb, n);
+		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	}
+	sb->len += n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+char *strbuf_detach(struct strbuf *sb)
+{
+	char *s = sb->buf;
+
+	sb->buf = NULL;
+	sb->len = sb->alloc = 0;
+	return s;
+}
+
+/* A fast 64-bit hash over bytes: eight at a time, multiply and rotate. */
+uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
+
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		h = (h ^ hash_u64(w)) * 0xff51afd7ed558ccdULL;
+		h = (h << 31) | (h >> 33);
+		p += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t w = 0;
+
+		memcpy(&w, p, n);
+		h = (h ^ hash_u64(w ^ n)) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	return hash_u64(h);
+}
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("bpfprof: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("bpfprof: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	vmessage("bpfprof: ", fmt, ap);
+	va_end(ap);
+}
+
+int read_file(const char *path, char **out, size_t *len)
+{
+	size_t alloc = 4096, n = 0;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(alloc);
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 >= alloc)
+			buf = xrealloc(buf, alloc *= 2);
+		r = read(fd, buf + n, alloc - n - 1);
+		if (r < 0) {
+			int err = -errno;
+
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+bool task_alive(uint32_t id)
+{
+	char path[64], *text, *state;
+	bool alive;
+
+	/* /proc/TID works for threads too; a zombie has stopped running. */
+	snprintf(path, sizeof(path), "/proc/%u/stat", id);
+	if (read_file(path, &text, NULL))
+		return false;
+	state = strrchr(text, ')');
+	alive = state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+	free(text);
+	return alive;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Unit tests: parsers, encoders and the profile model, on built fixtures
+ * and hand-made inputs. TAP on stdout; exit 1 if any check failed.
+ * usage: unit-tests FIXTURE_DIR
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+int unit_count, unit_failed;
+const char *unit_fixtures = "build/tests/fixtures";
+
+bool unit_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+
+	unit_count++;
+	printf("%s %d - ", ok ? "ok" : "not ok", unit_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok) {
+		unit_failed++;
+		printf("#   failed: %s at %s:%d\n", expr, file, line);
+	}
+	return ok;
+}
+
+static void diagnose(const char *label, const char *text)
+{
+	printf("#   %s:\n#     ", label);
+	for (; *text; text++) {
+		putchar(*text);
+		if (*text == '\n' && text[1])
+			printf("#     ");
+	}
+	putchar('\n');
+}
+
+bool expect_text(const char *got, const char *want, const char *what)
+{
+	bool ok = unit_check(!strcmp(got, want), __FILE__, __LINE__, "got == want", "%s", what);
+
+	if (!ok) {
+		diagnose("got", got);
+		diagnose("want", want);
+	}
+	return ok;
+}
+
+#define TESTS(X)                                                                                   \
+	X(test_intern) X(test_profile) X(test_kallsyms) X(test_procmaps) X(test_elf)               \
+	X(test_cpu_list) X(test_folded)
+
+#define DECLARE(fn) unit_test_fn fn;
+TESTS(DECLARE)
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		unit_test_fn *fn;
+	} tests[] = {
+#define ENTRY(fn) { #fn, fn },
+		TESTS(ENTRY)
+	};
+	const char *only = argc > 2 ? argv[2] : NULL;
+	size_t i;
+
+	if (argc > 1)
+		unit_fixtures = argv[1];
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (only && strcmp(only, tests[i].name))
+			continue;
+		printf("# %s\n", tests[i].name);
+		tests[i].fn();
+	}
+	printf("1..%d\n", unit_count);
+	return unit_failed ? 1 : 0;
+}

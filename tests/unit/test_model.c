@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* The interning tables, the profile model and the folded writer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/intern.h"
+#include "bpfprof/output.h"
+#include "bpfprof/profile.h"
+#include "unit.h"
+
+void test_intern(void)
+{
+	struct strtab st;
+	uint32_t a, b, i, ids[5000];
+	bool stable = true;
+	char buf[32];
+
+	strtab_init(&st);
+	CHECK(strtab_intern(&st, "") == 0 && !strcmp(strtab_get(&st, 0), ""), "strtab: id 0 is \"\"");
+	a = strtab_intern(&st, "alpha");
+	b = strtab_intern(&st, "beta");
+	CHECK(a != b && strtab_intern(&st, "alpha") == a, "strtab: equal strings, equal ids");
+	CHECK(strtab_intern_n(&st, "alphabet", 5) == a, "strtab: by length");
+	for (i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		ids[i] = strtab_intern(&st, buf);
+	}
+	for (i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		stable &= strtab_intern(&st, buf) == ids[i] && !strcmp(strtab_get(&st, ids[i]), buf);
+	}
+	CHECK(stable && st.nr == 5003, "strtab: ids stay stable as the table grows (%u)", st.nr);
+	strtab_release(&st);
+}
+
+/* A small profile by hand: two processes, kernel and user frames. */
+static void build(struct profile *p)
+{
+	struct prof_mapping m = { 0x1000, 0x5000, 0x0, 0, 0, 42, false };
+	struct prof_mapping k = { 0xffffffff81000000, 0xffffffff82000000, 0, 0, 0, 0, false };
+	struct prof_line line = { 0, 0 };
+	uint32_t um, km, l_main, l_work, l_unnamed, l_sys, frames[4];
+	struct prof_sample s = { 0 };
+
+	profile_init(p);
+	m.file = profile_string(p, "/usr/bin/app");
+	k.file = profile_string(p, "[kernel.kallsyms]");
+	um = profile_mapping(p, &m);
+	km = profile_mapping(p, &k);
+	line.function = profile_function(p, profile_string(p, "main"), profile_string(p, "main"), 0);
+	l_main = profile_location_add(p, um, 0x1100, FRAME_USER, &line, 1);
+	line.function = profile_function(p, profile_string(p, "work;odd\nname"),
+					 profile_string(p, "work"), 0);
+	l_work = profile_location_add(p, um, 0x1200, FRAME_USER, &line, 1);
+	l_unnamed = profile_location_add(p, um, 0x1abc, FRAME_USER, NULL, 0);
+	line.function = profile_function(p, profile_string(p, "do_syscall_64"), 0, 0);
+	l_sys = profile_location_add(p, km, 0xffffffff81000010, FRAME_KERNEL, &line, 1);
+
+	/* leaf first: kernel, then user */
+	frames[0] = l_sys;
+	frames[1] = l_work;
+	frames[2] = l_main;
+	s.stack = profile_stack(p, frames, 3);
+	s.pid = 42;
+	s.tid = 43;
+	s.comm = profile_string(p, "app");
+	s.count = 5;
+	profile_add_sample(p, &s);
+	s.tid = 44;		/* another thread, same stack: merges in folded output */
+	s.count = 2;
+	profile_add_sample(p, &s);
+	frames[0] = l_unnamed;
+	frames[1] = l_main;
+	s.stack = profile_stack(p, frames, 2);
+	s.pid = 7;
+	s.tid = 7;
+	s.count = 1;
+	profile_add_sample(p, &s);
+	s.count = 3;
+	profile_add_sample(p, &s);
+}
+
+void test_profile(void)
+{
+	struct profile p;
+	uint32_t frames[2] = { 1, 2 }, s1, s2, loc;
+	struct strbuf sb;
+
+	build(&p);
+	CHECK(p.nr_samples == 3 && profile_total(&p) == 11, "profile: samples merge by stack and labels");
+	s1 = profile_stack(&p, frames, 2);
+	s2 = profile_stack(&p, frames, 2);
+	CHECK(s1 == s2, "profile: stacks are interned");
+	CHECK(profile_location_find(&p, 1, 0x1200) == 1, "profile: locations found by (mapping, address)");
+	CHECK(profile_location_find(&p, 1, 0x1201) == ITAB_NONE, "profile: another address, no location");
+	CHECK(p.mappings[1].has_functions, "profile: a mapping with a named location has functions");
+
+	strbuf_init(&sb);
+	profile_frame_name(&p, 2, 0, &sb);
+	CHECK(!strcmp(sb.buf, "[app+0xabc]"), "profile: an unnamed frame is [module+0xoffset] (%s)", sb.buf);
+	loc = profile_special_location(&p, "[lost: stack map full]");
+	CHECK(loc == profile_special_location(&p, "[lost: stack map full]"), "profile: special frames interned");
+	strbuf_reset(&sb);
+	profile_frame_name(&p, loc, 0, &sb);
+	CHECK(!strcmp(sb.buf, "[lost: stack map full]"), "profile: special frame name");
+	strbuf_release(&sb);
+	profile_release(&p);
+}
+
+static char *folded(const struct profile *p, bool per_pid)
+{
+	struct write_options o = { .per_pid = per_pid };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	write_folded(f, p, &o);
+	fclose(f);
+	return buf;
+}
+
+void test_folded(void)
+{
+	struct profile p;
+	char *out;
+
+	build(&p);
+	out = folded(&p, false);
+	expect_text(out, "app;main;[app+0xabc] 4\n"
+			 "app;main;work:odd?name;do_syscall_64_[k] 7\n",
+		    "folded: merged, sorted, root first, kernel marked, separators replaced");
+	free(out);
+	out = folded(&p, true);
+	expect_text(out, "app-42;main;work:odd?name;do_syscall_64_[k] 7\n"
+			 "app-7;main;[app+0xabc] 4\n",
+		    "folded: --per-pid roots");
+	free(out);
+	profile_release(&p);
+
+	profile_init(&p);
+	out = folded(&p, false);
+	CHECK(!strcmp(out, ""), "folded: an empty profile writes nothing");
+	free(out);
+	profile_release(&p);
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* The file readers: kallsyms, /proc/PID/maps, ELF symbols, CPU lists. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfprof/cli.h"
+#include "bpfprof/elf.h"
+#include "bpfprof/kallsyms.h"
+#include "bpfprof/procs.h"
+#include "bpfprof/util.h"
+#include "unit.h"
+
+void test_kallsyms(void)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 t do_one\n"
+		"ffffffff81002000 D some_data\n"
+		"ffffffff81000800 T startup_64\n"
+		"ffffffffc0a00000 t mod_fn\t[mymod]\n"
+		"ffffffffc0a00100 t mod_fn2\t[mymod]\n"
+		"ffffffffc0b00000 t bpf_prog_0123456789abcdef_on_sample\t[bpf]\n";
+	struct kallsyms ks;
+	const struct ksym *s;
+
+	CHECK(kallsyms_parse(&ks, text, strlen(text)) == 0, "kallsyms: parses a well-formed file");
+	CHECK(ks.nr == 6, "kallsyms: keeps text symbols only (got %zu)", ks.nr);
+	s = kallsyms_lookup(&ks, 0xffffffff81000900);
+	CHECK(s && !strcmp(ksym_name(&ks, s), "startup_64"), "kallsyms: sorts by address");
+	s = kallsyms_lookup(&ks, 0xffffffff81001fff);
+	CHECK(s && !strcmp(ksym_name(&ks, s), "do_one") && !*ksym_module(&ks, s),
+	      "kallsyms: an address inside a vmlinux function");
+	s = kallsyms_lookup(&ks, 0xffffffffc0a00150);
+	CHECK(s && !strcmp(ksym_name(&ks, s), "mod_fn2") && !strcmp(ksym_module(&ks, s), "mymod"),
+	      "kallsyms: module functions carry their module");
+	s = kallsyms_lookup(&ks, 0xffffffffc0b00010);
+	CHECK(s && !strcmp(ksym_module(&ks, s), "bpf"), "kallsyms: BPF programs are symbols");
+	CHECK(kallsyms_lookup(&ks, 0xffffffff80000000) == NULL, "kallsyms: nothing below the first");
+	kallsyms_release(&ks);
+
+	CHECK(kallsyms_parse(&ks, "0000000000000000 T a\n0000000000000000 t b\n", 42) == -EPERM,
+	      "kallsyms: all-zero addresses (kptr_restrict) are refused");
+	CHECK(kallsyms_parse(&ks, "zzzz T a\n", 9) == -EINVAL, "kallsyms: a malformed line is refused");
+	CHECK(kallsyms_parse(&ks, "ffff T\n", 7) == -EINVAL, "kallsyms: a line without a name");
+
+	/* The real file parses and names a function we know is there. */
+	if (kallsyms_load(&ks, "/proc/kallsyms") == 0) {
+		bool found = false;
+		size_t i;
+
+		for (i = 0; i < ks.nr && !found; i++)
+			found = !strcmp(ksym_name(&ks, &ks.syms[i]), "do_syscall_64");
+		CHECK(ks.nr > 10000 && found, "kallsyms: /proc/kallsyms has %zu text symbols", ks.nr);
+		kallsyms_release(&ks);
+	} else {
+		CHECK(false, "kallsyms: /proc/kallsyms readable (run the tests as root)");
+	}
+}
+
+void test_procmaps(void)
+{
+	static const char text[] =
+		"55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1234        /usr/bin/prog\n"
+		"55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 1234        /usr/bin/prog\n"
+		"7f0000000000-7f0000200000 r-xp 00028000 fd:02 98765       /lib/x86_64-linux-gnu/libc.so.6\n"
+		"7f1000000000-7f1000001000 r-xp 00000000 00:01 4242        /memfd:jit (deleted)\n"
+		"7f2000000000-7f2000010000 rwxp 00000000 00:00 0 \n"
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0           [vdso]\n"
+		"7ffe00000000-7ffe00001000 r-xp 00000000 00:00 0           /path with spaces/lib.so\n";
+	struct proc_map *maps;
+	size_t nr;
+
+	CHECK(procmaps_parse(text, &maps, &nr) == 0, "maps: parses");
+	CHECK(nr == 6, "maps: keeps executable mappings only (got %zu)", nr);
+	CHECK(maps[0].start == 0x55d0c0a01000 && maps[0].end == 0x55d0c0a05000 &&
+	      maps[0].offset == 0x1000 && maps[0].inode == 1234 && maps[0].dev_major == 8 &&
+	      maps[0].dev_minor == 1 && !strcmp(maps[0].path, "/usr/bin/prog"),
+	      "maps: fields of a file mapping");
+	CHECK(maps[1].dev_major == 0xfd && maps[1].offset == 0x28000, "maps: hex device and offset");
+	CHECK(maps[2].deleted && !strcmp(maps[2].path, "/memfd:jit"), "maps: (deleted) is noted");
+	CHECK(!strcmp(maps[3].path, "") && maps[3].inode == 0, "maps: anonymous executable memory");
+	CHECK(!strcmp(maps[4].path, "[vdso]"), "maps: [vdso] keeps its name");
+	CHECK(!strcmp(maps[5].path, "/path with spaces/lib.so"), "maps: paths with spaces");
+	procmaps_free(maps, nr);
+
+	CHECK(procmaps_parse("garbage\n", &maps, &nr) == -EINVAL, "maps: a malformed line is refused");
+	CHECK(procmaps_parse("2000-1000 r-xp 0 0:0 0\n", &maps, &nr) == -EINVAL,
+	      "maps: end before start is refused");
+	CHECK(procmaps_parse("", &maps, &nr) == 0 && nr == 0, "maps: empty (exited process)");
+	free(maps);
+}
+
+/* Lines of "ADDR SIZE TYPE NAME" as written by nm -S for the fixture. */
+struct nm_sym {
+	unsigned long long addr, size;
+	char type;
+	char name[128];
+};
+
+static int read_nm(const char *path, struct nm_sym **out)
+{
+	FILE *f = fopen(path, "r");
+	struct nm_sym s, *v = NULL;
+	int n = 0;
+	char line[512];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %llx %c %127s", &s.addr, &s.size, &s.type, s.name) == 4) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n++] = s;
+		}
+	fclose(f);
+	*out = v;
+	return n;
+}
+
+static void check_fixture(const char *lib, const char *nm_file, bool stripped)
+{
+	char path[512];
+	struct elf_symtab t;
+	struct nm_sym *nm = NULL;
+	int fd, n, i, matched = 0, want = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", unit_fixtures, lib);
+	fd = open(path, O_RDONLY);
+	if (!CHECK(fd >= 0, "elf: fixture %s exists (make test-build)", path))
+		return;
+	CHECK(elf_symtab_read_fd(&t, fd) == 0, "elf: reads %s", lib);
+	close(fd);
+	CHECK(t.from_symtab == !stripped, "elf: %s uses %s", lib, stripped ? ".dynsym" : ".symtab");
+	CHECK(strlen(t.build_id) == 40, "elf: %s has a 20-byte build ID (%s)", lib, t.build_id);
+
+	snprintf(path, sizeof(path), "%s/%s", unit_fixtures, nm_file);
+	n = read_nm(path, &nm);
+	CHECK(n > 0, "elf: nm listing %s read", nm_file);
+	for (i = 0; i < n; i++) {
+		const struct elf_sym *s, *mid;
+
+		if (!strchr("TtW", nm[i].type))
+			continue;
+		if (strncmp(nm[i].name, "fixture_", 8))
+			continue;
+		if (stripped && nm[i].type == 't')
+			continue;	/* local: gone with .symtab */
+		want++;
+		s = elf_symtab_lookup(&t, nm[i].addr);
+		mid = elf_symtab_lookup(&t, nm[i].addr + nm[i].size / 2);
+		matched += s && mid && !strcmp(elf_sym_name(&t, s), nm[i].name) && s == mid &&
+			   s->size == nm[i].size;
+	}
+	CHECK(want >= 3 && matched == want, "elf: %s names %d of %d fixture functions at start and middle",
+	      lib, matched, want);
+	free(nm);
+	elf_symtab_release(&t);
+}
+
+void test_elf(void)
+{
+	struct elf_symtab t;
+	uint64_t vaddr;
+	int fd;
+
+	check_fixture("libfixture.so", "libfixture.nm", false);
+	check_fixture("libfixture-stripped.so", "libfixture.nm", true);
+
+	memset(&t, 0, sizeof(t));
+	t.segs = (struct elf_segment[]){ { 0, 0x1000, 0, 0x1000 }, { 0x1000, 0x2000, 0x401000, 0x2000 } };
+	t.nsegs = 2;
+	CHECK(!elf_symtab_offset_to_vaddr(&t, 0x1800, &vaddr) && vaddr == 0x401800,
+	      "elf: file offset to virtual address through PT_LOAD");
+	CHECK(elf_symtab_offset_to_vaddr(&t, 0x9000, &vaddr) == -ENOENT,
+	      "elf: an offset outside every segment");
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	CHECK(elf_symtab_read_fd(&t, fd) == 0 && t.nr > 10, "elf: reads this test binary");
+	elf_symtab_release(&t);
+	close(fd);
+	fd = open("/proc/self/maps", O_RDONLY);
+	CHECK(elf_symtab_read_fd(&t, fd) == -ENOEXEC, "elf: a text file is not ELF");
+	close(fd);
+	CHECK(elf_symtab_read_mem(&t, "\177ELF garbage", 12) != 0, "elf: a truncated header");
+}
+
+void test_cpu_list(void)
+{
+	int *cpus;
+	size_t n;
+
+	CHECK(parse_cpu_list("0-3,6\n", &cpus, &n) == 0 && n == 5 && cpus[4] == 6, "cpus: 0-3,6");
+	free(cpus);
+	CHECK(parse_cpu_list("1,1,0-1", &cpus, &n) == 0 && n == 2, "cpus: duplicates merge");
+	free(cpus);
+	CHECK(parse_cpu_list("3-1", &cpus, &n) == -EINVAL, "cpus: a backwards range");
+	CHECK(parse_cpu_list("a", &cpus, &n) == -EINVAL, "cpus: not a number");
+	CHECK(parse_cpu_list("", &cpus, &n) == -EINVAL, "cpus: empty");
+	CHECK(parse_cpu_list("0,", &cpus, &n) == 0 && n == 1, "cpus: a trailing comma");
+	free(cpus);
+	CHECK(parse_cpu_list("0-", &cpus, &n) == -EINVAL, "cpus: an open range");
+}

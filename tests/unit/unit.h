@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* A tiny TAP producer for the unit tests: CHECK prints one "ok"/"not ok". */
+#ifndef BPFPROF_UNIT_H
+#define BPFPROF_UNIT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+extern int unit_count, unit_failed;
+extern const char *unit_fixtures;	/* folder of built fixture files */
+
+bool unit_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Checks got == want; on a difference shows both as TAP diagnostics. */
+bool expect_text(const char *got, const char *want, const char *what);
+
+#define CHECK(cond, ...) unit_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+
+/* Each test file defines one or more of these; main.c lists them. */
+typedef void unit_test_fn(void);
+
+#endif
