@@ -131,7 +131,7 @@ clean:
 
 # Debian 12 packages: the build, then what the tests and the demo run.
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-DEB_TEST  := util-linux procps
+DEB_TEST  := util-linux binutils mount
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 deps:
@@ -147,12 +147,13 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h.tmp
 	mv vmlinux/$(ARCH)/vmlinux.h.tmp vmlinux/$(ARCH)/vmlinux.h
 
-# From a fresh clone to a real profile: what is missing, the build, 5 s of the system.
+# From a fresh clone to a real profile: what is missing, the build, 5 s of the
+# whole system while a workload with a known 2:1 split keeps one CPU busy.
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(O)/bpfprof -F 99 -d 5 -o $(O)/demo.folded
-	@echo "demo: collapsed stacks in $(O)/demo.folded ($$(wc -l < $(O)/demo.folded) stacks); top frames:"
-	@sort -t' ' -k2 -nr $(O)/demo.folded | head -5
+	$(Q)$(MAKE) --no-print-directory all $(O)/tests/workloads/split
+	$(O)/tests/workloads/split 6 & $(O)/bpfprof -F 99 -d 5 -o $(O)/demo.folded; wait
+	@echo "demo: collapsed stacks in $(O)/demo.folded ($$(wc -l < $(O)/demo.folded) lines); the busiest:"
+	@awk '{ print $$NF "\t" substr($$0, 1, 150) }' $(O)/demo.folded | sort -rn | head -5
 
 .PHONY: all test test-build install uninstall clean deps vmlinux demo
 .DELETE_ON_ERROR:

@@ -114,7 +114,7 @@ static int usage_error(const char *fmt, ...)
 
 /* A whole number in [min, max], or a usage error naming the option. */
 static int parse_u32(int opt, const char *arg, uint32_t min, uint32_t max, const char *what,
-		     uint32_t *out)
+		     const char *why_max, uint32_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -122,11 +122,11 @@ static int parse_u32(int opt, const char *arg, uint32_t min, uint32_t max, const
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || errno)
-		return usage_error("%s '%s': not a whole number; give %s from %u to %u", option_name(opt),
-				   arg, what, min, max);
+		return usage_error("%s '%s': not a whole number; give %s from %u to %u%s", option_name(opt),
+				   arg, what, min, max, why_max ? why_max : "");
 	if (v < min || v > max)
-		return usage_error("%s %s is out of range; give %s from %u to %u", option_name(opt), arg,
-				   what, min, max);
+		return usage_error("%s %s is out of range; give %s from %u to %u%s", option_name(opt), arg,
+				   what, min, max, why_max ? why_max : "");
 	*out = v;
 	return 0;
 }
@@ -142,7 +142,7 @@ static int parse_seconds(int opt, const char *arg, double min, double max, doubl
 		return usage_error("%s '%s': not a number of seconds; give e.g. %s 10", option_name(opt),
 				   arg, option_name(opt));
 	if (v < min || v > max)
-		return usage_error("%s %s is out of range; give from %g to %g seconds", option_name(opt),
+		return usage_error("%s %s is out of range; give from %.10g to %.10g seconds", option_name(opt),
 				   arg, min, max);
 	*out = v;
 	return 0;
@@ -158,7 +158,8 @@ static int parse_ids(int opt, const char *arg, uint32_t **ids, size_t *n)
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
 		uint32_t id;
 
-		err = parse_u32(opt, tok, 1, INT_MAX, opt == 'p' ? "a process id" : "a thread id", &id);
+		err = parse_u32(opt, tok, 1, INT_MAX, opt == 'p' ? "a process id" : "a thread id", NULL,
+				&id);
 		if (err)
 			break;
 		if (!task_alive(id)) {
@@ -358,9 +359,8 @@ int options_parse(struct options *o, int argc, char **argv)
 	while (!err && (c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			err = parse_u32(c, optarg, 1, max_rate,
-					"Hz (the kernel allows up to perf_event_max_sample_rate)",
-					&o->frequency);
+			err = parse_u32(c, optarg, 1, max_rate, "a rate in Hz",
+					" (the kernel's perf_event_max_sample_rate)", &o->frequency);
 			break;
 		case 'd':
 			err = parse_seconds(c, optarg, 0.001, 365 * 86400.0, &o->duration);
@@ -398,14 +398,15 @@ int options_parse(struct options *o, int argc, char **argv)
 			err = parse_seconds(c, optarg, 0.01, 3600, &o->interval);
 			break;
 		case OPT_STACK_STORAGE:
-			err = parse_u32(c, optarg, 1, MAX_STACK_STORAGE, "a number of stacks",
+			err = parse_u32(c, optarg, 1, MAX_STACK_STORAGE, "a number of stacks", NULL,
 					&o->stack_storage_size);
 			break;
 		case OPT_MAX_STACKS:
-			err = parse_u32(c, optarg, 1, MAX_COUNTS, "a number of keys", &o->max_stacks);
+			err = parse_u32(c, optarg, 1, MAX_COUNTS, "a number of keys", NULL, &o->max_stacks);
 			break;
 		case OPT_RING_BUFFER:
-			err = parse_u32(c, optarg, 4, 1 << 20, "KiB, a power of two,", &o->ring_buffer_kib);
+			err = parse_u32(c, optarg, 4, 1 << 20, "a power of two of KiB", NULL,
+					&o->ring_buffer_kib);
 			if (!err && (o->ring_buffer_kib & (o->ring_buffer_kib - 1)))
 				err = usage_error("--ring-buffer-size %s is not a power of two; give e.g. 4096",
 						  optarg);

@@ -45,9 +45,10 @@ static void catch_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* libbpf speaks only under -v (its debug chatter under -vv); our errors say the rest. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && verbose < 2)
+	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Nothing is silently dropped: stack collisions and full maps go through the
+# ring buffer; when that is full too the loss is counted and shown.
+. tests/lib.sh
+
+start_workload spin 12 busy 2
+start_workload syscall 12
+sleep 0.3
+
+# Tiny maps: most samples need the ring buffer, which is big enough.
+$BPFPROF -F 999 -d 2 -v --stack-storage-size 8 --max-stacks 4 -o "$T/small.folded" 2> "$T/small.err"
+total=$(folded_total "$T/small.folded")
+saved=$(sed -n 's/.* \([0-9]*\) saved through the ring buffer.*/\1/p' "$T/small.err")
+if [ -n "$total" ] && [ "${saved:-0}" -gt 100 ] && grep -q '^bpfprof: lost 0 samples' "$T/small.err"; then
+	ok "tiny maps: $saved samples saved through the ring buffer, none lost"
+else
+	not_ok "tiny maps: saved '$saved', total '$total'"; diag "$T/small.err"
+fi
+check "tiny maps: the books balance" bash -c "! grep -q 'does not add up' '$T/small.err'"
+check "tiny maps: no [lost: ...] frame" bash -c "! grep -q 'lost:' '$T/small.folded'"
+
+# Tiny maps and a one-page ring buffer: samples are lost, and say so.
+$BPFPROF -F 999 -d 2 -v --stack-storage-size 8 --max-stacks 4 --ring-buffer-size 4 \
+	-o "$T/lost.folded" 2> "$T/lost.err"
+total=$(folded_total "$T/lost.folded")
+lost=$(sed -n 's/^bpfprof: lost \([0-9]*\) samples.*/\1/p' "$T/lost.err")
+shown=$(sum_matching "$T/lost.folded" '^\[lost: ')
+rec=$(sed -n 's/^bpfprof: .* Hz on .*: \([0-9]*\) samples.*/\1/p' "$T/lost.err")
+if [ -n "$total" ] && [ "${lost:-0}" -gt 0 ] && [ "$shown" = "$lost" ]; then
+	ok "one-page ring buffer: $lost samples lost, all shown as [lost: ...] frames"
+else
+	not_ok "one-page ring buffer: lost '$lost', shown '$shown'"; diag "$T/lost.err"
+fi
+check "one-page ring buffer: output total $total = recorded $rec" [ "$total" = "$rec" ]
+check "one-page ring buffer: the summary says how to avoid it" grep -q 'raise --stack-storage-size' "$T/lost.err"

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Sourced by the end-to-end tests: TAP helpers, workloads, output checks.
+# Each test prints "ok - ..." or "not ok - ..." lines; tests/run.sh counts them.
+
+O=${O:-build}
+BPFPROF=$O/bpfprof
+WL=$O/tests/workloads
+export LC_ALL=C
+T=$(mktemp -d /tmp/bpfprof-test.XXXXXX)
+BG_PIDS=()
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+	[ -n "${CGROUP_DIR:-}" ] && remove_cgroup "$CGROUP_DIR"
+	return 0
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+# not_ok DESCRIPTION [DIAGNOSTIC LINE...]
+not_ok() {
+	echo "not ok - $1"
+	shift
+	local l
+	for l in "$@"; do printf '#   %s\n' "$l"; done
+}
+# check DESCRIPTION COMMAND...: ok if the command succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc" "failed: $*"; fi
+}
+# diag FILE: show a file's first lines as TAP diagnostics.
+diag() { sed -e 's/^/#   | /' "$1" | head -${2:-15}; }
+
+# start_workload NAME ARGS...: runs a workload in the background; sets $!
+# and remembers it for cleanup. Its stdout goes to $T/NAME.PID.out.
+start_workload() {
+	local name=$1
+	shift
+	"$WL/$name" "$@" > "$T/$name.$BASHPID.$RANDOM.out" &
+	BG_PIDS+=($!)
+}
+
+# folded_total FILE: the strict checker's total, or nothing (and status 1).
+folded_total() { awk -f tests/check_folded.awk "$1"; }
+
+# sum_matching FILE REGEX: total count of lines whose stack matches REGEX.
+sum_matching() {
+	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"
+}
+
+# within VALUE LOW HIGH: LOW <= VALUE <= HIGH (decimals allowed).
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
+
+CGROUP_ROOT=/sys/fs/cgroup/unified
+[ -d "$CGROUP_ROOT" ] || CGROUP_ROOT=/sys/fs/cgroup
+
+# remove_cgroup DIR: moves its tasks out and removes it, children first.
+remove_cgroup() {
+	local d=$1 c p
+	[ -d "$d" ] || return 0
+	for c in "$d"/*/; do [ -d "$c" ] && remove_cgroup "${c%/}"; done
+	while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs" 2>/dev/null; done < "$d/cgroup.procs"
+	rmdir "$d" 2>/dev/null
+}
