@@ -10,6 +10,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "bpfprof/cgroups.h"
 #include "bpfprof/cli.h"
 #include "bpfprof/util.h"
 
@@ -266,23 +267,6 @@ out:
 	free(online);
 	free(text);
 	return err;
-}
-
-/* The mount point of the cgroup v2 hierarchy, or NULL. */
-static char *cgroup2_mount(void)
-{
-	char *text, *line, *save = NULL, *found = NULL;
-
-	if (read_file("/proc/self/mounts", &text, NULL))
-		return NULL;
-	for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
-		char dev[256], dir[4096], type[64];
-
-		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(type, "cgroup2"))
-			found = xstrdup(dir);
-	}
-	free(text);
-	return found;
 }
 
 static int check_cgroup(struct options *o)

@@ -6,9 +6,13 @@
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s)
 {
+	char *mount = cgroup2_mount();
+
 	memset(c, 0, sizeof(*c));
 	c->profile = p;
 	c->symbolizer = s;
+	cgroups_init(&c->cgroups, mount);
+	free(mount);
 }
 
 void collector_release(struct collector *c)
@@ -16,6 +20,7 @@ void collector_release(struct collector *c)
 	free(c->cache);
 	itab_release(&c->cache_index);
 	free(c->locs);
+	cgroups_release(&c->cgroups);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -98,6 +103,12 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.cgroup_id = rs->cgroup_id;
 	s.count = rs->count;
 	profile_add_sample(c->profile, &s);
+	if (rs->cgroup_id && !profile_cgroup(c->profile, rs->cgroup_id)) {
+		const char *path = cgroups_path(&c->cgroups, rs->cgroup_id);
+
+		if (path)
+			profile_set_cgroup_path(c->profile, rs->cgroup_id, path);
+	}
 }
 
 void collector_add_lost(struct collector *c, const char *label, uint64_t count)

@@ -28,6 +28,8 @@ void profile_release(struct profile *p)
 	itab_release(&p->stack_index);
 	free(p->samples);
 	itab_release(&p->sample_index);
+	free(p->cgroups);
+	itab_release(&p->cgroup_index);
 	free(p->command_line);
 	memset(p, 0, sizeof(*p));
 }
@@ -135,7 +137,8 @@ static uint32_t location_add(struct profile *p, const struct location_key *k, en
 	loc->kind = kind;
 	loc->first_line = p->nr_lines;
 	loc->nlines = nlines;
-	memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
+	if (nlines)
+		memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
 	p->nr_lines += nlines;
 	if (nlines && k->mapping)
 		p->mappings[k->mapping].has_functions = true;
@@ -240,6 +243,33 @@ uint64_t profile_total(const struct profile *p)
 	for (i = 0; i < p->nr_samples; i++)
 		total += p->samples[i].count;
 	return total;
+}
+
+/* Cgroups ---------------------------------------------------------------- */
+
+static bool cgroup_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct profile *)owner)->cgroups[idx].id == *(const uint64_t *)key;
+}
+
+uint32_t profile_cgroup(const struct profile *p, uint64_t id)
+{
+	uint32_t idx = itab_find(&p->cgroup_index, hash_u64(id), cgroup_eq, p, &id);
+
+	return idx == ITAB_NONE ? 0 : p->cgroups[idx].path;
+}
+
+void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path)
+{
+	uint32_t idx = itab_find(&p->cgroup_index, hash_u64(id), cgroup_eq, p, &id);
+
+	if (idx == ITAB_NONE) {
+		ALLOC_GROW(p->cgroups, p->nr_cgroups + 1, p->cgroups_alloc);
+		idx = p->nr_cgroups++;
+		p->cgroups[idx].id = id;
+		itab_insert(&p->cgroup_index, hash_u64(id), idx);
+	}
+	p->cgroups[idx].path = profile_string(p, path);
 }
 
 /* Names ------------------------------------------------------------------ */

@@ -2,11 +2,12 @@
 /*
  * Raw samples from the sampler -> the profile: each stack symbolized once
  * per set read (keyed by the sampler's cache key), then interned with its
- * labels. Lost samples enter the profile as a visible [lost: ...] frame.
+ * labels (cgroups named while they exist). Lost samples enter the profile as a visible [lost: ...] frame.
  */
 #ifndef BPFPROF_COLLECT_H
 #define BPFPROF_COLLECT_H
 
+#include "bpfprof/cgroups.h"
 #include "bpfprof/intern.h"
 #include "bpfprof/profile.h"
 #include "bpfprof/sampler.h"
@@ -21,6 +22,7 @@ struct cached_stack {
 struct collector {
 	struct profile *profile;
 	struct symbolizer *symbolizer;
+	struct cgroups cgroups;	/* names the cgroups samples come from, while they exist */
 	uint64_t read;		/* the set read the cache belongs to */
 	struct cached_stack *cache;
 	uint32_t nr_cache, cache_alloc;

@@ -73,6 +73,12 @@ struct prof_sample {
 	uint64_t count;
 };
 
+/* A cgroup v2 id (the directory's inode) and its path under the cgroup v2 mount. */
+struct prof_cgroup {
+	uint64_t id;
+	uint32_t path;		/* string, e.g. "/system.slice/ssh.service" */
+};
+
 struct profile {
 	struct strtab strings;
 
@@ -100,6 +106,10 @@ struct profile {
 	struct prof_sample *samples;
 	uint32_t nr_samples, samples_alloc;
 	struct itab sample_index;
+
+	struct prof_cgroup *cgroups;
+	uint32_t nr_cgroups, cgroups_alloc;
+	struct itab cgroup_index;
 
 	/* What the run was. */
 	uint64_t start_wall_ns;	/* wall clock when sampling started */
@@ -145,6 +155,10 @@ static inline const uint32_t *profile_stack_frames(const struct profile *p, uint
 void profile_add_sample(struct profile *p, const struct prof_sample *s);
 
 uint64_t profile_total(const struct profile *p);
+
+/* The path of cgroup id as a string id, or 0 when it was never named. */
+uint32_t profile_cgroup(const struct profile *p, uint64_t id);
+void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path);
 
 /*
  * The name to show for line i of location loc (i < nlines), or, for a
