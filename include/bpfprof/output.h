@@ -13,9 +13,27 @@
 
 #include "bpfprof/profile.h"
 
-struct write_options {
-	bool per_pid;		/* folded: "comm-PID" as the root frame */
+enum output_format {
+	FORMAT_FOLDED,
+	FORMAT_PPROF,
+	FORMAT_CALLGRIND,
+	FORMAT_SVG,
+	FORMAT_COUNT
 };
+
+struct write_options {
+	bool per_pid;		/* folded, svg: "comm-PID" as the root frame */
+};
+
+typedef int writer_fn(FILE *out, const struct profile *p, const struct write_options *o);
+
+/* "folded", "pprof", ...; parse returns -1 for an unknown name. */
+const char *format_name(enum output_format f);
+int format_parse(const char *name);
+/* The format a file name implies (.pb.gz, .pprof, .svg, callgrind.out*), or -1. */
+int format_of_path(const char *path);
+writer_fn *format_writer(enum output_format f);
+bool format_is_binary(enum output_format f);
 
 /*
  * Collapsed stacks for flamegraph.pl: one line per distinct stack,
@@ -23,6 +41,18 @@ struct write_options {
  * sorted, no ';' or control character inside a frame.
  */
 int write_folded(FILE *out, const struct profile *p, const struct write_options *o);
+
+/*
+ * pprof: gzip-compressed protobuf (google/pprof profile.proto), streamed:
+ * each top-level field is encoded and compressed as it is written.
+ */
+int write_pprof(FILE *out, const struct profile *p, const struct write_options *o);
+
+/* callgrind: for callgrind_annotate and kcachegrind; self and inclusive costs. */
+int write_callgrind(FILE *out, const struct profile *p, const struct write_options *o);
+
+/* A self-contained interactive SVG flame graph: hover, click to zoom, search. */
+int write_svg(FILE *out, const struct profile *p, const struct write_options *o);
 
 struct output_file {
 	char *path;		/* the target, or NULL for stdout */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -52,9 +53,47 @@ bool expect_text(const char *got, const char *want, const char *what)
 	return ok;
 }
 
+char *unit_pipe(const char *cmd, const void *input, size_t len)
+{
+	char in_path[] = "/tmp/bpfprof-unit.XXXXXX", *full, *out = NULL;
+	size_t n = 0, alloc = 0;
+	FILE *f, *p;
+	int fd = mkstemp(in_path);
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	fwrite(input, 1, len, f);
+	fclose(f);
+	if (asprintf(&full, "( %s ) < %s", cmd, in_path) < 0)
+		return NULL;
+	p = popen(full, "r");
+	free(full);
+	if (p) {
+		int c;
+
+		while ((c = fgetc(p)) != EOF) {
+			if (n + 2 > alloc)
+				out = realloc(out, alloc = alloc ? 2 * alloc : 4096);
+			out[n++] = c;
+		}
+		if (pclose(p) != 0) {
+			free(out);
+			out = NULL;
+		} else if (out) {
+			out[n] = '\0';
+		} else {
+			out = strdup("");
+		}
+	}
+	unlink(in_path);
+	return out;
+}
+
 #define TESTS(X)                                                                                   \
 	X(test_intern) X(test_profile) X(test_kallsyms) X(test_procmaps) X(test_elf)               \
-	X(test_cpu_list) X(test_folded)
+	X(test_cpu_list) X(test_folded) X(test_pb) X(test_pprof) X(test_callgrind)                \
+	X(test_svg)
 
 #define DECLARE(fn) unit_test_fn fn;
 TESTS(DECLARE)

@@ -34,8 +34,12 @@ void test_intern(void)
 	strtab_release(&st);
 }
 
-/* A small profile by hand: two processes, kernel and user frames. */
-static void build(struct profile *p)
+/*
+ * A small profile by hand, shared by the writers' tests: two processes
+ * (app 42 with two threads, 7 samples; app 7, 4 samples), kernel and user
+ * frames, one unnamed frame, a name with ';' and '\n' in it.
+ */
+void unit_build_profile(struct profile *p)
 {
 	struct prof_mapping m = { 0x1000, 0x5000, 0x0, 0, 0, 42, false };
 	struct prof_mapping k = { 0xffffffff81000000, 0xffffffff82000000, 0, 0, 0, 0, false };
@@ -87,7 +91,7 @@ void test_profile(void)
 	uint32_t frames[2] = { 1, 2 }, s1, s2, loc;
 	struct strbuf sb;
 
-	build(&p);
+	unit_build_profile(&p);
 	CHECK(p.nr_samples == 3 && profile_total(&p) == 11, "profile: samples merge by stack and labels");
 	s1 = profile_stack(&p, frames, 2);
 	s2 = profile_stack(&p, frames, 2);
@@ -125,7 +129,7 @@ void test_folded(void)
 	struct profile p;
 	char *out;
 
-	build(&p);
+	unit_build_profile(&p);
 	out = folded(&p, false);
 	expect_text(out, "app;main;[app+0xabc] 4\n"
 			 "app;main;work:odd?name;do_syscall_64_[k] 7\n",

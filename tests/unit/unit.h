@@ -17,6 +17,12 @@ bool expect_text(const char *got, const char *want, const char *what);
 
 #define CHECK(cond, ...) unit_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 
+struct profile;
+/* The small hand-built profile the writers' tests share (test_model.c). */
+void unit_build_profile(struct profile *p);
+/* Runs cmd with input on its stdin; returns its stdout (caller frees) or NULL. */
+char *unit_pipe(const char *cmd, const void *input, size_t len);
+
 /* Each test file defines one or more of these; main.c lists them. */
 typedef void unit_test_fn(void);
 
