@@ -54,6 +54,7 @@ SKEL      := $(O)/profile.skel.h
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.o)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c))
+TOOLS     := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(wildcard tests/tools/*.c))
 
 all: $(O)/bpfprof
 
@@ -109,10 +110,27 @@ $(O)/tests/fixtures/libfixture-stripped.so: $(O)/tests/fixtures/libfixture.so
 $(O)/tests/fixtures/libfixture.nm: $(O)/tests/fixtures/libfixture.so
 	$(Q)nm -S --defined-only $< > $@
 
-test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES)
+# Helper programs the end-to-end tests run (checkers, decoders).
+$(O)/tests/tools/%: tests/tools/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -lz -lm
+
+test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS)
 
 test: test-build
 	$(Q)O=$(O) bash tests/run.sh $(TESTS)
+
+# Benchmarks -------------------------------------------------------------------
+
+$(O)/tests/bench-writers: tests/bench/writers.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Time and memory to write each format for a profile of 50k distinct stacks.
+bench: $(O)/tests/bench-writers
+	$(O)/tests/bench-writers 50000 5
 
 # Installing ------------------------------------------------------------------
 
@@ -131,7 +149,7 @@ clean:
 
 # Debian 12 packages: the build, then what the tests and the demo run.
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-DEB_TEST  := util-linux binutils mount
+DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libxml2-utils chromium fonts-dejavu-core
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 deps:
@@ -155,7 +173,7 @@ demo: deps
 	@echo "demo: collapsed stacks in $(O)/demo.folded ($$(wc -l < $(O)/demo.folded) lines); the busiest:"
 	@awk '{ print $$NF "\t" substr($$0, 1, 150) }' $(O)/demo.folded | sort -rn | head -5
 
-.PHONY: all test test-build install uninstall clean deps vmlinux demo
+.PHONY: all test test-build bench install uninstall clean deps vmlinux demo
 .DELETE_ON_ERROR:
 
 -include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

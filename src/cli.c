@@ -12,6 +12,7 @@
 
 #include "bpfprof/cgroups.h"
 #include "bpfprof/cli.h"
+#include "bpfprof/output.h"
 #include "bpfprof/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -35,7 +36,8 @@ static const char usage_text[] =
 	"  -K, --kernel-only           kernel stacks only, no user frames\n"
 	"  -I, --idle                  include the idle task (pid 0)\n"
 	"      --per-pid               root frame \"comm-PID\" instead of \"comm\"\n"
-	"  -o, --output FILE           write to FILE instead of stdout\n"
+	"  -f, --format FORMAT         folded, pprof, callgrind or svg (default: from -o's name, else folded)\n"
+	"  -o, --output FILE           write to FILE instead of stdout; may be given several times\n"
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
 	"      --stack-storage-size N  stacks each BPF stack map holds (default 16384)\n"
 	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
@@ -66,6 +68,7 @@ static const struct option long_options[] = {
 	{ "kernel-only", no_argument, NULL, 'K' },
 	{ "idle", no_argument, NULL, 'I' },
 	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
@@ -78,7 +81,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char short_options[] = ":F:d:p:t:C:UKIo:vhV";
+static const char short_options[] = ":F:d:p:t:C:UKIf:o:vhV";
 
 /* The option as the user typed it, for messages. */
 static const char *option_name(int c)
@@ -297,6 +300,44 @@ static int check_cgroup(struct options *o)
 	return err;
 }
 
+/*
+ * Each output's format: what -f says, else what the file name implies,
+ * else folded. -f contradicting a file name is an error, as is a binary
+ * format on a terminal.
+ */
+static int resolve_formats(struct options *o)
+{
+	int forced = -1;
+	size_t i, j;
+
+	if (o->format && (forced = format_parse(o->format)) < 0)
+		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind or svg",
+				   o->format);
+	if (!o->noutputs) {
+		o->outputs = xcalloc(1, sizeof(*o->outputs));
+		o->noutputs = 1;
+		o->outputs[0].format = -1;
+	}
+	for (i = 0; i < o->noutputs; i++) {
+		struct output_spec *out = &o->outputs[i];
+		int implied = out->path ? format_of_path(out->path) : -1;
+
+		if (forced >= 0 && implied >= 0 && implied != forced)
+			return usage_error("-o %s is named like %s output but -f says %s; rename it or "
+					   "drop -f", out->path, format_name(implied), format_name(forced));
+		out->format = forced >= 0 ? forced : implied >= 0 ? implied : FORMAT_FOLDED;
+		for (j = 0; j < i; j++)
+			if ((!out->path && !o->outputs[j].path) ||
+			    (out->path && o->outputs[j].path && !strcmp(out->path, o->outputs[j].path)))
+				return usage_error("-o %s is given twice; give each output once",
+						   out->path ? out->path : "-");
+		if (!out->path && format_is_binary(out->format) && isatty(STDOUT_FILENO))
+			return usage_error("%s output is binary; give -o FILE.pb.gz or redirect stdout",
+					   format_name(out->format));
+	}
+	return 0;
+}
+
 static uint32_t max_sample_rate(void)
 {
 	char *text;
@@ -373,10 +414,15 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_PER_PID:
 			o->per_pid = true;
 			break;
+		case 'f':
+			o->format = optarg;
+			break;
 		case 'o':
 			if (!*optarg)
 				err = usage_error("-o: empty file name; give a path, or - for stdout");
-			o->output = optarg;
+			o->outputs = xrealloc(o->outputs, (o->noutputs + 1) * sizeof(*o->outputs));
+			o->outputs[o->noutputs].path = strcmp(optarg, "-") ? optarg : NULL;
+			o->outputs[o->noutputs++].format = -1;
 			break;
 		case OPT_INTERVAL:
 			err = parse_seconds(c, optarg, 0.01, 3600, &o->interval);
@@ -426,6 +472,8 @@ int options_parse(struct options *o, int argc, char **argv)
 				   argv[optind]);
 	if (o->user_only && o->kernel_only)
 		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
+	if ((err = resolve_formats(o)))
+		return err;
 	if (o->cgroup && (err = check_cgroup(o)))
 		return err;
 	if (o->duration > 0 && o->interval > o->duration)
@@ -439,6 +487,7 @@ void options_release(struct options *o)
 	free(o->pids);
 	free(o->cgroup_path);
 	free(o->cpus);
+	free(o->outputs);
 	free(o->command_line);
 	memset(o, 0, sizeof(*o));
 }

@@ -9,6 +9,65 @@
 #include "bpfprof/output.h"
 #include "bpfprof/util.h"
 
+static const struct {
+	const char *name;
+	writer_fn *write;
+	bool binary;
+} formats[FORMAT_COUNT] = {
+	[FORMAT_FOLDED] = { "folded", write_folded, false },
+	[FORMAT_PPROF] = { "pprof", write_pprof, true },
+	[FORMAT_CALLGRIND] = { "callgrind", write_callgrind, false },
+	[FORMAT_SVG] = { "svg", write_svg, false },
+};
+
+const char *format_name(enum output_format f)
+{
+	return formats[f].name;
+}
+
+int format_parse(const char *name)
+{
+	int f;
+
+	for (f = 0; f < FORMAT_COUNT; f++)
+		if (!strcmp(name, formats[f].name))
+			return f;
+	return -1;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int format_of_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (ends_with(base, ".pb.gz") || ends_with(base, ".pprof"))
+		return FORMAT_PPROF;
+	if (ends_with(base, ".svg"))
+		return FORMAT_SVG;
+	if (!strncmp(base, "callgrind.out", 13))
+		return FORMAT_CALLGRIND;
+	if (ends_with(base, ".folded") || ends_with(base, ".collapsed"))
+		return FORMAT_FOLDED;
+	return -1;
+}
+
+writer_fn *format_writer(enum output_format f)
+{
+	return formats[f].write;
+}
+
+bool format_is_binary(enum output_format f)
+{
+	return formats[f].binary;
+}
+
 int output_open(struct output_file *o, const char *path)
 {
 	struct strbuf tmp;

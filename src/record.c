@@ -236,6 +236,7 @@ static int sample_loop(const struct options *o, struct sampler *s, uint64_t star
 			if (progress) {
 				sampler_stats(s, &st);
 				show_progress((now - start) / 1e9, &st);
+				sampler_stats_release(&st);
 			}
 			if (targets_gone(o)) {
 				debug("every target has exited; stopping");
@@ -255,95 +256,146 @@ static int sample_loop(const struct options *o, struct sampler *s, uint64_t star
 	return err;
 }
 
-int record(const struct options *o)
+/* The machine can run us: capabilities and kernel BTF. */
+static int check_machine(const struct options *o)
 {
-	struct sampler_config cfg = { 0 };
+	if (!can_profile())
+		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; "
+			     "run as root, e.g. sudo bpfprof");
+	return check_btf(o->btf ? o->btf : DEFAULT_BTF);
+}
+
+/* Opens every output now, so an unwritable one fails before sampling. */
+static struct output_file *open_outputs(const struct options *o)
+{
+	struct output_file *out = xcalloc(o->noutputs, sizeof(*out));
+	size_t i;
+
+	for (i = 0; i < o->noutputs; i++) {
+		if (output_open(&out[i], o->outputs[i].path)) {
+			while (i-- > 0)
+				output_abort(&out[i]);
+			free(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/* Writes the profile in each format and puts each file in place; 0 or -1. */
+static int write_outputs(const struct options *o, struct output_file *out, const struct profile *p)
+{
 	struct write_options wo = { .per_pid = o->per_pid };
+	int rc = 0, err;
+	size_t i;
+
+	for (i = 0; i < o->noutputs; i++) {
+		const struct output_spec *spec = &o->outputs[i];
+
+		err = format_writer(spec->format)(out[i].f, p, &wo);
+		if (!err)
+			err = output_commit(&out[i]);
+		if (err) {
+			rc = error("cannot write %s output to '%s': %s", format_name(spec->format),
+				   spec->path ? spec->path : "stdout", strerror(-err));
+			output_abort(&out[i]);
+		}
+	}
+	return rc;
+}
+
+static void configure_sampler(struct sampler_config *cfg, const struct options *o, int cgroup_fd,
+			      struct collector *coll)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->frequency = o->frequency;
+	cfg->cpus = o->cpus;
+	cfg->ncpus = o->ncpus;
+	cfg->tgids = o->tgids;
+	cfg->ntgids = o->ntgids;
+	cfg->pids = o->pids;
+	cfg->npids = o->npids;
+	cfg->cgroup_fd = cgroup_fd;
+	cfg->include_idle = o->idle;
+	cfg->kernel_stacks = !o->user_only;
+	cfg->user_stacks = !o->kernel_only;
+	cfg->stack_storage_size = o->stack_storage_size;
+	cfg->max_stacks = o->max_stacks;
+	/* The kernel wants at least a page. */
+	cfg->ring_buffer_bytes = (uint32_t)o->ring_buffer_kib << 10;
+	if (cfg->ring_buffer_bytes < (uint32_t)getpagesize())
+		cfg->ring_buffer_bytes = getpagesize();
+	cfg->btf_path = o->btf;
+	cfg->on_sample = collector_add;
+	cfg->ctx = coll;
+}
+
+/* Attaches, samples, detaches: the profile holds every sample taken. */
+static int profile_machine(const struct options *o, int cgroup_fd, struct profile *prof,
+			   struct sampler_stats *st)
+{
+	struct sampler_config cfg;
 	struct sampler *s = NULL;
 	struct symbolizer sym;
 	struct collector coll;
-	struct profile prof;
-	struct output_file out;
-	struct sampler_stats st;
 	uint64_t start;
-	int err, cgroup_fd = -1, rc = EXIT_RUNTIME;
+	int err = -1;
 
-	verbose = o->verbose;
-	if (!can_profile()) {
-		error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; run as root, "
-		      "e.g. sudo bpfprof");
-		return EXIT_RUNTIME;
-	}
-	if (check_btf(o->btf ? o->btf : DEFAULT_BTF))
-		return EXIT_RUNTIME;
-	if (output_open(&out, o->output))
-		return EXIT_RUNTIME;
-	if (o->cgroup_path) {
-		cgroup_fd = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cgroup_fd < 0) {
-			error("cannot open cgroup '%s': %s", o->cgroup_path, strerror(errno));
-			output_abort(&out);
-			return EXIT_RUNTIME;
-		}
-	}
-	libbpf_set_print(libbpf_print);
-	catch_signals();
-
-	profile_init(&prof);
 	symbolizer_init(&sym);
-	collector_init(&coll, &prof, &sym);
-	cfg.frequency = o->frequency;
-	cfg.cpus = o->cpus;
-	cfg.ncpus = o->ncpus;
-	cfg.tgids = o->tgids;
-	cfg.ntgids = o->ntgids;
-	cfg.pids = o->pids;
-	cfg.npids = o->npids;
-	cfg.cgroup_fd = cgroup_fd;
-	cfg.include_idle = o->idle;
-	cfg.kernel_stacks = !o->user_only;
-	cfg.user_stacks = !o->kernel_only;
-	cfg.stack_storage_size = o->stack_storage_size;
-	cfg.max_stacks = o->max_stacks;
-	/* The kernel wants at least a page. */
-	cfg.ring_buffer_bytes = (uint32_t)o->ring_buffer_kib << 10;
-	if (cfg.ring_buffer_bytes < (uint32_t)getpagesize())
-		cfg.ring_buffer_bytes = getpagesize();
-	cfg.btf_path = o->btf;
-	cfg.on_sample = collector_add;
-	cfg.ctx = &coll;
-
+	collector_init(&coll, prof, &sym);
+	configure_sampler(&cfg, o, cgroup_fd, &coll);
 	if (sampler_open(&s, &cfg))
 		goto out;
 	/* The clock starts once every CPU samples. */
-	prof.start_wall_ns = wall_ns();
+	prof->start_wall_ns = wall_ns();
 	start = now_ns();
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(o, s, start);
-	if (sampler_stop(s) || err)
-		goto out;
-	prof.duration_ns = now_ns() - start;
-	prof.frequency = o->frequency;
-	prof.period_ns = 1000000000ULL / o->frequency;
-	prof.command_line = xstrdup(o->command_line);
-	sampler_stats(s, &st);
-	add_lost(&coll, &st);
-
-	err = write_folded(out.f, &prof, &wo);
-	if (!err)
-		err = output_commit(&out);
-	if (err) {
-		error("cannot write '%s': %s", o->output ? o->output : "stdout", strerror(-err));
+	if (sampler_stop(s) || err) {
+		err = -1;
 		goto out;
 	}
-	summarize(o, &prof, &st, prof.duration_ns / 1e9);
-	rc = 0;
+	prof->duration_ns = now_ns() - start;
+	prof->frequency = o->frequency;
+	prof->period_ns = 1000000000ULL / o->frequency;
+	prof->command_line = xstrdup(o->command_line);
+	sampler_stats(s, st);
+	add_lost(&coll, st);
 out:
-	if (rc)
-		output_abort(&out);
 	sampler_free(s);
 	collector_release(&coll);
 	symbolizer_release(&sym);
+	return err;
+}
+
+int record(const struct options *o)
+{
+	struct sampler_stats st = { 0 };
+	struct output_file *out;
+	struct profile prof;
+	int cgroup_fd = -1, rc = EXIT_RUNTIME;
+	size_t i;
+
+	verbose = o->verbose;
+	if (check_machine(o) || !(out = open_outputs(o)))
+		return EXIT_RUNTIME;
+	if (o->cgroup_path) {
+		cgroup_fd = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cgroup_fd < 0)
+			error("cannot open cgroup '%s': %s", o->cgroup_path, strerror(errno));
+	}
+	libbpf_set_print(libbpf_print);
+	catch_signals();
+	profile_init(&prof);
+	if ((!o->cgroup_path || cgroup_fd >= 0) && !profile_machine(o, cgroup_fd, &prof, &st)) {
+		rc = write_outputs(o, out, &prof) ? EXIT_RUNTIME : 0;
+		summarize(o, &prof, &st, prof.duration_ns / 1e9);
+	}
+	/* Outputs already in place are untouched; the rest lose their temporary files. */
+	for (i = 0; i < o->noutputs; i++)
+		output_abort(&out[i]);
+	free(out);
+	sampler_stats_release(&st);
 	profile_release(&prof);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);

@@ -384,6 +384,14 @@ int sampler_stop(struct sampler *s)
 void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
+	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
+	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
+}
+
+void sampler_stats_release(struct sampler_stats *st)
+{
+	free(st->recorded_per_cpu);
+	st->recorded_per_cpu = NULL;
 }
 
 /* Lifetime ---------------------------------------------------------------- */

@@ -18,6 +18,7 @@ cleanup() {
 	return 0
 }
 trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
 
 ok() { echo "ok - $1"; }
 # not_ok DESCRIPTION [DIAGNOSTIC LINE...]

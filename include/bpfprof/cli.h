@@ -28,7 +28,12 @@ struct options {
 	bool kernel_only;		/* -K */
 	bool idle;			/* -I */
 	bool per_pid;			/* --per-pid */
-	const char *output;		/* -o, NULL for stdout */
+	struct output_spec {
+		const char *path;	/* NULL for stdout */
+		int format;		/* enum output_format */
+	} *outputs;			/* -o (several), or stdout; never empty */
+	size_t noutputs;
+	const char *format;		/* -f as given */
 	double interval;		/* --interval, seconds */
 	uint32_t stack_storage_size;	/* --stack-storage-size */
 	uint32_t max_stacks;		/* --max-stacks */

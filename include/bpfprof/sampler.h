@@ -78,8 +78,9 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 int sampler_drain(struct sampler *s);
 /* Detaches every perf event, then hands out everything left. */
 int sampler_stop(struct sampler *s);
-/* Statistics as of the last drain; recorded_per_cpu borrowed from s. */
+/* Statistics as of the last drain; out->recorded_per_cpu is a copy. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *out);
+void sampler_stats_release(struct sampler_stats *st);
 /* Detaches (if not stopped) and frees; NULL is fine. */
 void sampler_free(struct sampler *s);
 
