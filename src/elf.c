@@ -175,13 +175,11 @@ static void init_libelf(void)
 	}
 }
 
-int elf_symtab_read_fd(struct elf_symtab *t, int fd)
+/* Reads an opened Elf handle (NULL if libelf could not open it) and ends it. */
+static int read_and_end(struct elf_symtab *t, Elf *elf)
 {
-	Elf *elf;
 	int err;
 
-	init_libelf();
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
 		memset(t, 0, sizeof(*t));
 		return -ENOEXEC;
@@ -193,22 +191,16 @@ int elf_symtab_read_fd(struct elf_symtab *t, int fd)
 	return err;
 }
 
+int elf_symtab_read_fd(struct elf_symtab *t, int fd)
+{
+	init_libelf();
+	return read_and_end(t, elf_begin(fd, ELF_C_READ_MMAP, NULL));
+}
+
 int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size)
 {
-	Elf *elf;
-	int err;
-
 	init_libelf();
-	elf = elf_memory((char *)image, size);
-	if (!elf) {
-		memset(t, 0, sizeof(*t));
-		return -ENOEXEC;
-	}
-	err = elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : -ENOEXEC;
-	elf_end(elf);
-	if (err)
-		elf_symtab_release(t);
-	return err;
+	return read_and_end(t, elf_memory((char *)image, size));
 }
 
 void elf_symtab_release(struct elf_symtab *t)

@@ -146,18 +146,6 @@ static uint32_t func_intern(struct cg *cg, const char *name, const char *file)
 	return id;
 }
 
-/* The same marks as the folded output, so that kernel and user names never merge. */
-static const char *kind_suffix(const struct prof_location *loc)
-{
-	switch (loc->kind) {
-	case FRAME_KERNEL:
-		return "_[k]";
-	case FRAME_JIT:
-		return "_[j]";
-	default:
-		return "";
-	}
-}
 
 /* The function of line j of location id (j == 0 for an unnamed location). */
 static uint32_t frame_func(struct cg *cg, uint32_t id, uint32_t j)
@@ -171,7 +159,8 @@ static uint32_t frame_func(struct cg *cg, uint32_t id, uint32_t j)
 		return *slot;
 	strbuf_reset(&cg->raw);
 	profile_frame_name(p, id, j, &cg->raw);
-	strbuf_addstr(&cg->raw, kind_suffix(loc));
+	/* The folded marks, so that kernel and user names never merge. */
+	strbuf_addstr(&cg->raw, frame_kind_suffix(loc->kind));
 	if (j < loc->nlines) {
 		uint32_t fn = p->lines[loc->first_line + j].function;
 

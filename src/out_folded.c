@@ -18,17 +18,6 @@ static void add_frame(struct strbuf *line, const char *name, size_t len)
 	}
 }
 
-static const char *kind_suffix(const struct prof_location *loc)
-{
-	switch (loc->kind) {
-	case FRAME_KERNEL:
-		return "_[k]";
-	case FRAME_JIT:
-		return "_[j]";
-	default:
-		return "";
-	}
-}
 
 /* Appends ";frame" for every frame of stack, root first. */
 static void add_stack(struct strbuf *line, const struct profile *p, uint32_t stack,
@@ -48,7 +37,7 @@ static void add_stack(struct strbuf *line, const struct profile *p, uint32_t sta
 			if (line->len)
 				strbuf_addch(line, ';');
 			add_frame(line, name->buf, name->len);
-			strbuf_addstr(line, kind_suffix(loc));
+			strbuf_addstr(line, frame_kind_suffix(loc->kind));
 		}
 	}
 }

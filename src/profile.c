@@ -274,6 +274,18 @@ void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path)
 
 /* Names ------------------------------------------------------------------ */
 
+const char *frame_kind_suffix(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_KERNEL:
+		return "_[k]";
+	case FRAME_JIT:
+		return "_[j]";
+	default:
+		return "";
+	}
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');

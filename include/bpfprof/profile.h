@@ -160,6 +160,9 @@ uint64_t profile_total(const struct profile *p);
 uint32_t profile_cgroup(const struct profile *p, uint64_t id);
 void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path);
 
+/* The folded-format mark of a frame kind: "_[k]" kernel, "_[j]" JIT, else "". */
+const char *frame_kind_suffix(enum frame_kind kind);
+
 /*
  * The name to show for line i of location loc (i < nlines), or, for a
  * location with no lines, what bpfprof knows of it: "[module+0xoffset]",

@@ -4,8 +4,8 @@
 # both, so every figure must agree exactly.
 . tests/lib.sh
 
-F=999
-SECONDS_RUN=5
+F=9999
+SECONDS_RUN=4
 
 if ! command -v callgrind_annotate > /dev/null; then
 	not_ok "callgrind: callgrind_annotate not found; install valgrind (apt-get install valgrind)"

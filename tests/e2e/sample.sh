@@ -3,8 +3,10 @@
 # built bpfprof, checked by the numbers.
 . tests/lib.sh
 
-F=999
-SECONDS_RUN=8
+# The split is measured to +-5 %: with samples as independent draws that
+# takes some 30,000 of them (the ratio's spread at n samples is 4.2/sqrt(n)).
+F=9999
+SECONDS_RUN=4
 
 # 1. The 2:1 split, the full chain, the sample total of one busy thread.
 start_workload split $((SECONDS_RUN + 3))
@@ -84,8 +86,8 @@ rec=$(sed -n 's/^bpfprof: .* Hz on .*: \([0-9]*\) samples.*/\1/p' "$T/sys.err")
 check "system-wide: the summary's $rec samples are the output's $total" [ "$rec" = "$total" ]
 ncpu=$(nproc)
 expect=$((F * 4 * ncpu))
-if within "$total" $((expect * 95 / 100)) $((expect * 101 / 100)); then
-	ok "system-wide: $total samples with every CPU busy, F x s x CPUs = $expect"
+if within "$total" $((expect * 90 / 100)) $((expect * 101 / 100)); then
+	ok "system-wide: $total samples with every CPU busy, F x s x CPUs = $expect (-10% +1%)"
 else
 	not_ok "system-wide: $total samples with every CPU busy, want about $expect"
 fi

@@ -53,6 +53,22 @@ bool expect_text(const char *got, const char *want, const char *what)
 	return ok;
 }
 
+/* Not inlined: GCC 12 takes the text for a pointer to open_memstream's &buf. */
+__attribute__((noinline)) char *unit_write(writer_fn *w, const struct profile *p, bool per_pid,
+					   int *err)
+{
+	struct write_options o = { .per_pid = per_pid };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = w(f, p, &o);
+
+	fclose(f);
+	if (err)
+		*err = rc;
+	return buf;
+}
+
 char *unit_pipe(const char *cmd, const void *input, size_t len)
 {
 	char in_path[] = "/tmp/bpfprof-unit.XXXXXX", *full, *out = NULL;

@@ -14,19 +14,9 @@
 #include "bpfprof/profile.h"
 #include "unit.h"
 
-/* Not inlined: GCC 12 takes the text for a pointer to open_memstream's &buf. */
-static __attribute__((noinline)) char *callgrind(const struct profile *p, bool per_pid, int *err)
+static char *callgrind(const struct profile *p, bool per_pid, int *err)
 {
-	struct write_options o = { .per_pid = per_pid };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc = write_callgrind(f, p, &o);
-
-	fclose(f);
-	if (err)
-		*err = rc;
-	return buf;
+	return unit_write(write_callgrind, p, per_pid, err);
 }
 
 /* The text from the "summary:" line on: the body, without the header. */

@@ -114,14 +114,7 @@ void test_profile(void)
 
 static char *folded(const struct profile *p, bool per_pid)
 {
-	struct write_options o = { .per_pid = per_pid };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	write_folded(f, p, &o);
-	fclose(f);
-	return buf;
+	return unit_write(write_folded, p, per_pid, NULL);
 }
 
 void test_folded(void)

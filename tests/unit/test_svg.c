@@ -39,13 +39,9 @@ struct frames {
 
 static char *render(const struct profile *p, bool per_pid)
 {
-	struct write_options o = { .per_pid = per_pid };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int err = write_svg(f, p, &o);
+	int err;
+	char *buf = unit_write(write_svg, p, per_pid, &err);
 
-	fclose(f);
 	CHECK(err == 0, "svg: the writer returns 0 (%d)", err);
 	return buf;
 }
@@ -318,14 +314,7 @@ static char *refold(const struct frames *fs)
 
 static char *folded(const struct profile *p, bool per_pid)
 {
-	struct write_options o = { .per_pid = per_pid };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	write_folded(f, p, &o);
-	fclose(f);
-	return buf;
+	return unit_write(write_folded, p, per_pid, NULL);
 }
 
 static uint32_t func(struct profile *p, const char *name)

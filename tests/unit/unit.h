@@ -17,9 +17,12 @@ bool expect_text(const char *got, const char *want, const char *what);
 
 #define CHECK(cond, ...) unit_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 
-struct profile;
+#include "bpfprof/output.h"
+
 /* The small hand-built profile the writers' tests share (test_model.c). */
 void unit_build_profile(struct profile *p);
+/* What writer w writes for p, as a string (caller frees); *err its return value. */
+char *unit_write(writer_fn *w, const struct profile *p, bool per_pid, int *err);
 /* Runs cmd with input on its stdin; returns its stdout (caller frees) or NULL. */
 char *unit_pipe(const char *cmd, const void *input, size_t len);
 

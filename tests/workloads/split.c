@@ -2,8 +2,10 @@
 /*
  * A single thread whose CPU time splits 2:1 between two leaf functions,
  * both called from split_caller(): main -> split_caller -> split_two_thirds
- * and main -> split_caller -> split_one_third. The two loops are the same
- * instructions, run 2N and N times.
+ * and main -> split_caller -> split_one_third. Each round the two loops run
+ * the same instructions 2n and n times, n random in 1..8 units of about
+ * 10 us: a period of its own would alias with a sampling period (1 ms at
+ * 999 Hz) and bias the split a sampler sees.
  *
  * usage: split [SECONDS]   (default 10)
  */
@@ -11,26 +13,26 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define UNIT 200000
+#define UNIT 2000
 
 volatile uint64_t sink;
 
-__attribute__((noinline)) void split_two_thirds(void)
+__attribute__((noinline)) void split_two_thirds(uint64_t units)
 {
-	for (uint64_t i = 0; i < 2 * UNIT; i++)
+	for (uint64_t i = 0; i < 2 * units * UNIT; i++)
 		sink += i ^ (i >> 3);
 }
 
-__attribute__((noinline)) void split_one_third(void)
+__attribute__((noinline)) void split_one_third(uint64_t units)
 {
-	for (uint64_t i = 0; i < UNIT; i++)
+	for (uint64_t i = 0; i < units * UNIT; i++)
 		sink += i ^ (i >> 3);
 }
 
-__attribute__((noinline)) void split_caller(void)
+__attribute__((noinline)) void split_caller(uint64_t units)
 {
-	split_two_thirds();
-	split_one_third();
+	split_two_thirds(units);
+	split_one_third(units);
 }
 
 static double now(void)
@@ -44,9 +46,15 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 10, end = now() + seconds;
+	uint64_t x = 88172645463325252ULL;
 
-	while (now() < end)
-		for (int i = 0; i < 20; i++)
-			split_caller();
+	while (now() < end) {
+		for (int i = 0; i < 50; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			split_caller(1 + x % 8);
+		}
+	}
 	return 0;
 }
