@@ -157,40 +157,67 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, const struc
 	return f;
 }
 
-/* The function at a file offset, or NULL. */
-static const char *file_function(const struct symfile *f, uint64_t offset)
+/*
+ * Symbolize: the frames at a file offset, innermost first (an inline chain
+ * when the file says so); 0 when nothing names it.
+ */
+static uint16_t file_frames(struct symfile *f, uint64_t offset, struct sym_frame *out)
 {
 	const struct elf_sym *sym;
 	uint64_t vaddr;
 
 	if (f->err || elf_symtab_offset_to_vaddr(&f->syms, offset, &vaddr))
-		return NULL;
+		return 0;
 	sym = elf_symtab_lookup(&f->syms, vaddr);
-	return sym ? elf_sym_name(&f->syms, sym) : NULL;
+	if (!sym)
+		return 0;
+	out[0].name = elf_sym_name(&f->syms, sym);
+	out[0].file = NULL;
+	out[0].line = 0;
+	return 1;
 }
 
 /* Locations -------------------------------------------------------------- */
 
+/* A profile function for a symbol: its readable name, the symbol as it is, the source file. */
+static uint32_t frame_function(struct profile *p, const struct sym_frame *fr)
+{
+	uint32_t name = profile_string(p, fr->name);
+
+	return profile_function(p, name, name, fr->file ? profile_string(p, fr->file) : 0);
+}
+
+/* The location at addr named by frames (innermost first; none: unnamed). */
+static uint32_t frames_location(struct profile *p, uint32_t mapping, uint64_t addr,
+				enum frame_kind kind, const struct sym_frame *frames, uint16_t n)
+{
+	struct prof_line lines[MAX_INLINE_DEPTH];
+	uint16_t i;
+
+	for (i = 0; i < n && i < MAX_INLINE_DEPTH; i++) {
+		lines[i].function = frame_function(p, &frames[i]);
+		lines[i].line = frames[i].line;
+	}
+	return profile_location_add(p, mapping, addr, kind, lines, i);
+}
+
 static uint32_t named_location(struct profile *p, uint32_t mapping, uint64_t addr,
 			       enum frame_kind kind, const char *name)
 {
-	struct prof_line line = { 0, 0 };
-	uint32_t id;
+	struct sym_frame fr = { name, NULL, 0 };
 
-	if (!name)
-		return profile_location_add(p, mapping, addr, kind, NULL, 0);
-	id = profile_string(p, name);
-	line.function = profile_function(p, id, id, 0);
-	return profile_location_add(p, mapping, addr, kind, &line, 1);
+	return frames_location(p, mapping, addr, kind, &fr, name ? 1 : 0);
 }
 
 static uint32_t user_location(struct symbolizer *s, struct profile *p, struct proc *proc,
 			      uint64_t addr)
 {
 	const struct proc_map *m = proc_find_map(&s->procs, proc, addr);
+	struct sym_frame frames[MAX_INLINE_DEPTH];
 	struct prof_mapping pm = { 0 };
-	const struct symfile *f = NULL;
+	struct symfile *f = NULL;
 	uint32_t mapping, id;
+	uint16_t n = 0;
 
 	if (!m) {
 		id = profile_location_find(p, 0, addr);
@@ -210,8 +237,9 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 	id = profile_location_find(p, mapping, addr);
 	if (id != ITAB_NONE)
 		return id;
-	return named_location(p, mapping, addr, FRAME_USER,
-			      f ? file_function(f, addr - m->start + m->offset) : NULL);
+	if (f)
+		n = file_frames(f, addr - m->start + m->offset, frames);
+	return frames_location(p, mapping, addr, FRAME_USER, frames, n);
 }
 
 void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,

@@ -18,6 +18,16 @@
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 
+/* Inlined calls named per address at most. */
+#define MAX_INLINE_DEPTH 16
+
+/* What names one frame; strings borrowed from the file's tables. */
+struct sym_frame {
+	const char *name;	/* as the symbol table spells it (mangled) */
+	const char *file;	/* source file, or NULL */
+	uint32_t line;		/* 0 when unknown */
+};
+
 /* One ELF file, identified by what /proc/PID/maps says of it. */
 struct symfile {
 	uint32_t dev_major, dev_minor;
