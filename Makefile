@@ -26,9 +26,9 @@ Q := @
 msg = @printf '  %-8s %s\n' $(1) $(2)
 endif
 
-PKGS      := libbpf libelf zlib
+PKGS      := libbpf libelf libdw zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz) -liberty
 
 CFLAGS   ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
@@ -53,7 +53,8 @@ SKEL      := $(O)/profile.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.o)
-WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
+	     $(patsubst tests/workloads/%.cpp,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cpp))
 TOOLS     := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(wildcard tests/tools/*.c))
 
 all: $(O)/bpfprof
@@ -97,6 +98,10 @@ $(O)/tests/workloads/%: tests/workloads/%.c
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) -o $@ $< -lm
+$(O)/tests/workloads/%: tests/workloads/%.cpp
+	$(call msg,CLANG++,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG)++ $(WORKLOAD_CFLAGS) -o $@ $<
 
 # Fixtures for the ELF reader: a library with .symtab, a stripped copy with
 # only .dynsym, and nm's view of its symbols as the expected answer.
@@ -148,8 +153,10 @@ clean:
 # The machine -----------------------------------------------------------------
 
 # Debian 12 packages: the build, then what the tests and the demo run.
-DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libxml2-utils chromium fonts-dejavu-core
+DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+	     libiberty-dev
+DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libxml2-utils chromium \
+	     fonts-dejavu-core elfutils libc6-dbg nodejs
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 deps:
