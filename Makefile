@@ -115,13 +115,44 @@ $(O)/tests/fixtures/libfixture-stripped.so: $(O)/tests/fixtures/libfixture.so
 $(O)/tests/fixtures/libfixture.nm: $(O)/tests/fixtures/libfixture.so
 	$(Q)nm -S --defined-only $< > $@
 
+# Fixtures for debug information: a library with inlined calls, built with
+# GCC (the workloads are Clang's), and stripped copies of it that find its
+# separate debug file each one way (tests/fixtures/debuglayout.sh); a
+# stripped split workload whose symbols are only in its debuglink file.
+FIXTURES += $(O)/tests/fixtures/dbg/libdbg.so $(O)/tests/fixtures/dbg/layout \
+	    $(O)/tests/fixtures/split-stripped
+$(O)/tests/fixtures/dbg/libdbg.so: tests/fixtures/debuginfo.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id=sha1 -o $@ $<
+$(O)/tests/fixtures/dbg/layout: $(O)/tests/fixtures/dbg/libdbg.so tests/fixtures/debuglayout.sh
+	$(call msg,GEN,$(@D))
+	$(Q)sh tests/fixtures/debuglayout.sh $(@D) && touch $@
+$(O)/tests/fixtures/split-stripped: $(O)/tests/workloads/split
+	$(call msg,STRIP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)objcopy --only-keep-debug $< $@.debug
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
+
 # Helper programs the end-to-end tests run (checkers, decoders).
 $(O)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -lz -lm
 
-test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS)
+# A BPF program the tests load in the middle of a run (kernel code appearing).
+$(O)/tests/busy.bpf.o: tests/bpf/busy.bpf.c vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(O)/tests/busy.skel.h: $(O)/tests/busy.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< name busy_bpf > $@.tmp && mv $@.tmp $@
+$(O)/tests/bpf-busy: tests/bpf/bpf_busy.c $(O)/tests/busy.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -I$(O)/tests $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
+
+test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS) $(O)/tests/bpf-busy
 
 test: test-build
 	$(Q)O=$(O) bash tests/run.sh $(TESTS)

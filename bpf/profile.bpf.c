@@ -76,6 +76,20 @@ struct {
 	__uint(max_entries, 1);
 } cgroup_filter SEC(".maps");
 
+/*
+ * Each process's generation: how many times, since the run started, its pid
+ * became a new process (fork) or a new program (exec). Userspace counts the
+ * same events in the perf side-band records, so (tgid, gen) names the one
+ * image of mappings a sample's addresses belong to, across exec and pid
+ * reuse. LRU: a forgotten process reads as generation 0, the oldest image.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 65536);
+} proc_gen SEC(".maps");
+
 /* Samples the maps could not take, sent whole. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -154,6 +168,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	}
 	r->tgid = key->tgid;
 	r->pid = key->pid;
+	r->gen = key->gen;
 	r->cgroup_id = key->cgroup_id;
 	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
 	r->cpu = bpf_get_smp_processor_id();
@@ -194,6 +209,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_stats *st;
 	struct sample_key key;
+	__u32 *gen;
 	int cause = -1;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -219,6 +235,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	key.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	gen = bpf_map_lookup_elem(&proc_gen, &key.tgid);
+	key.gen = gen ? *gen : 0;
 
 	set = active_set & 1;
 	key.kstack_id = kernel_stacks ? stack_id(ctx, set, false, st, &cause) : BPFPROF_NO_STACK;
@@ -232,6 +250,32 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	st->v[STAT_COUNTED_SET0 + set]++;
+	return 0;
+}
+
+static __always_inline void next_generation(__u32 tgid)
+{
+	__u32 one = 1, *gen = bpf_map_lookup_elem(&proc_gen, &tgid);
+
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+	else
+		bpf_map_update_elem(&proc_gen, &tgid, &one, BPF_ANY);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	next_generation(BPF_CORE_READ(p, tgid));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	/* A new thread joins its process; only a new process starts a generation. */
+	if (BPF_CORE_READ(child, pid) == BPF_CORE_READ(child, tgid))
+		next_generation(BPF_CORE_READ(child, tgid));
 	return 0;
 }
 

@@ -227,13 +227,22 @@ bad:
 	return -EINVAL;
 }
 
-static int online_cpus(int **cpus, size_t *n, char **text)
+static int online_cpus_text(int **cpus, size_t *n, char **text)
 {
 	int err = read_file("/sys/devices/system/cpu/online", text, NULL);
 
 	if (err)
 		return err;
 	return parse_cpu_list(*text, cpus, n);
+}
+
+int online_cpus(int **cpus, size_t *n)
+{
+	char *text = NULL;
+	int err = online_cpus_text(cpus, n, &text);
+
+	free(text);
+	return err;
 }
 
 static int check_cpus(struct options *o, const char *arg)
@@ -243,7 +252,7 @@ static int check_cpus(struct options *o, const char *arg)
 	char *text;
 	int err = 0;
 
-	if (online_cpus(&online, &nonline, &text))
+	if (online_cpus_text(&online, &nonline, &text))
 		return error("cannot read the online CPUs from /sys/devices/system/cpu/online"), EXIT_RUNTIME;
 	text[strcspn(text, "\n")] = '\0';
 	if (!arg) {

@@ -26,7 +26,7 @@ void collector_release(struct collector *c)
 
 struct cache_key {
 	uint64_t key;
-	uint32_t tgid;
+	uint32_t tgid, gen;
 };
 
 static bool cache_eq(const void *owner, const void *key, uint32_t idx)
@@ -34,7 +34,7 @@ static bool cache_eq(const void *owner, const void *key, uint32_t idx)
 	const struct cached_stack *e = &((const struct collector *)owner)->cache[idx];
 	const struct cache_key *k = key;
 
-	return e->key == k->key && e->tgid == k->tgid;
+	return e->key == k->key && e->tgid == k->tgid && e->gen == k->gen;
 }
 
 /* Stack ids are reused from one set read to the next: start afresh. */
@@ -48,9 +48,9 @@ static void reset_cache(struct collector *c, uint64_t read)
 
 /* Appends the stack's location ids to out (leaf first); returns how many. */
 static uint32_t locations(struct collector *c, const struct raw_stack *st, uint32_t tgid,
-			  bool kernel, uint32_t *out)
+			  uint32_t gen, bool kernel, uint32_t *out)
 {
-	struct cache_key k = { st->cache_key, kernel ? 0 : tgid };
+	struct cache_key k = { st->cache_key, kernel ? 0 : tgid, kernel ? 0 : gen };
 	struct cached_stack *e;
 	uint64_t h;
 	uint32_t idx;
@@ -61,12 +61,12 @@ static uint32_t locations(struct collector *c, const struct raw_stack *st, uint3
 		if (kernel)
 			symbolize_kernel_stack(c->symbolizer, c->profile, st->ips, st->n, out);
 		else
-			symbolize_user_stack(c->symbolizer, c->profile, tgid, st->ips, st->n, out);
+			symbolize_user_stack(c->symbolizer, c->profile, tgid, gen, st->ips, st->n, out);
 		return st->n;
 	}
 	if (st->cache_key >> 32 != c->read)
 		reset_cache(c, st->cache_key >> 32);
-	h = hash_mix(k.key, k.tgid);
+	h = hash_mix(hash_mix(k.key, k.tgid), k.gen);
 	idx = itab_find(&c->cache_index, h, cache_eq, c, &k);
 	if (idx == ITAB_NONE) {
 		ALLOC_GROW(c->locs, c->nr_locs + st->n, c->locs_alloc);
@@ -75,10 +75,10 @@ static uint32_t locations(struct collector *c, const struct raw_stack *st, uint3
 			symbolize_kernel_stack(c->symbolizer, c->profile, st->ips, st->n,
 					       c->locs + c->nr_locs);
 		else
-			symbolize_user_stack(c->symbolizer, c->profile, tgid, st->ips, st->n,
+			symbolize_user_stack(c->symbolizer, c->profile, tgid, gen, st->ips, st->n,
 					     c->locs + c->nr_locs);
 		idx = c->nr_cache++;
-		c->cache[idx] = (struct cached_stack){ k.key, k.tgid, c->nr_locs, st->n };
+		c->cache[idx] = (struct cached_stack){ k.key, k.tgid, k.gen, c->nr_locs, st->n };
 		c->nr_locs += st->n;
 		itab_insert(&c->cache_index, h, idx);
 	}
@@ -94,8 +94,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	struct prof_sample s = { 0 };
 
 	/* Leaf first: the kernel part sits below the user part. */
-	n = locations(c, &rs->kstack, rs->tgid, true, frames);
-	n += locations(c, &rs->ustack, rs->tgid, false, frames + n);
+	n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
+	n += locations(c, &rs->ustack, rs->tgid, rs->gen, false, frames + n);
 	s.stack = profile_stack(c->profile, frames, n);
 	s.pid = rs->tgid;
 	s.tid = rs->pid;

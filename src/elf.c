@@ -72,7 +72,7 @@ static size_t read_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const 
 	return added;
 }
 
-static void read_build_id(struct elf_symtab *t, Elf_Scn *scn)
+bool elf_note_build_id(Elf_Scn *scn, char *hex)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t off = 0, name_off, desc_off;
@@ -87,9 +87,10 @@ static void read_build_id(struct elf_symtab *t, Elf_Scn *scn)
 		    nh.n_descsz > BUILD_ID_MAX)
 			continue;
 		for (i = 0; i < nh.n_descsz; i++)
-			sprintf(t->build_id + 2 * i, "%02x", desc[i]);
-		return;
+			sprintf(hex + 2 * i, "%02x", desc[i]);
+		return true;
 	}
+	return false;
 }
 
 /* By address, best rank first, then file order: deterministic for a given file. */
@@ -153,7 +154,7 @@ static int read_elf(struct elf_symtab *t, Elf *elf)
 			dynsym = scn;
 			dynsym_sh = sh;
 		} else if (sh.sh_type == SHT_NOTE && !t->build_id[0]) {
-			read_build_id(t, scn);
+			elf_note_build_id(scn, t->build_id);
 		}
 	}
 	/* .symtab has every function when present; .dynsym only the exports. */

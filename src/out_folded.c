@@ -30,14 +30,18 @@ static void add_stack(struct strbuf *line, const struct profile *p, uint32_t sta
 		const struct prof_location *loc = &p->locations[frames[i]];
 		uint32_t nlines = loc->nlines ? loc->nlines : 1;
 
-		/* Lines are innermost first: print the outermost first. */
+		/*
+		 * Lines are innermost first: print the outermost first. Every
+		 * line but the outermost is an inlined call, marked as
+		 * flamegraph.pl marks them; the kind's mark goes on the function.
+		 */
 		for (j = nlines; j-- > 0;) {
 			strbuf_reset(name);
 			profile_frame_name(p, frames[i], j, name);
 			if (line->len)
 				strbuf_addch(line, ';');
 			add_frame(line, name->buf, name->len);
-			strbuf_addstr(line, frame_kind_suffix(loc->kind));
+			strbuf_addstr(line, j + 1 < nlines ? "_[i]" : frame_kind_suffix(loc->kind));
 		}
 	}
 }

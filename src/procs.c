@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ static int parse_line(const char *line, size_t len, struct proc_map *m, bool *ex
 		len -= 10;
 	}
 	m->path = xstrndup(path, len);
+	m->file = -1;
 	free(s);
 	return 0;
 }
@@ -95,41 +97,26 @@ void procs_init(struct procs *ps)
 	ps->proc_root = xstrdup("/proc");
 }
 
+static void proc_free(struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_images; i++)
+		procmaps_free(p->images[i].maps, p->images[i].nr_maps);
+	free(p->images);
+	free(p);
+}
+
 void procs_release(struct procs *ps)
 {
 	uint32_t i;
 
-	for (i = 0; i < ps->nr; i++) {
-		procmaps_free(ps->procs[i]->maps, ps->procs[i]->nr_maps);
-		free(ps->procs[i]);
-	}
+	for (i = 0; i < ps->nr; i++)
+		proc_free(ps->procs[i]);
 	free(ps->procs);
 	itab_release(&ps->index);
 	free(ps->proc_root);
 	memset(ps, 0, sizeof(*ps));
-}
-
-static void read_maps(struct procs *ps, struct proc *p)
-{
-	struct proc_map *maps;
-	char path[64], *text;
-	size_t nr;
-
-	p->read_generation = ps->generation;
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", ps->proc_root, p->tgid);
-	if (read_file(path, &text, NULL)) {
-		p->gone = true;
-		return;
-	}
-	/* An exited process reads as empty: keep what we had. */
-	if (*text && !procmaps_parse(text, &maps, &nr)) {
-		procmaps_free(p->maps, p->nr_maps);
-		p->maps = maps;
-		p->nr_maps = nr;
-	} else if (!*text) {
-		p->gone = true;
-	}
-	free(text);
 }
 
 static bool tgid_eq(const void *owner, const void *key, uint32_t idx)
@@ -137,47 +124,318 @@ static bool tgid_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct procs *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
 }
 
-struct proc *procs_get(struct procs *ps, uint32_t tgid)
+struct proc *procs_find(struct procs *ps, uint32_t tgid)
 {
-	uint64_t h = hash_u64(tgid);
-	uint32_t idx = itab_find(&ps->index, h, tgid_eq, ps, &tgid);
-	struct proc *p;
+	uint32_t idx = itab_find(&ps->index, hash_u64(tgid), tgid_eq, ps, &tgid);
 
-	if (idx != ITAB_NONE)
-		return ps->procs[idx];
-	p = xcalloc(1, sizeof(*p));
+	return idx == ITAB_NONE ? NULL : ps->procs[idx];
+}
+
+static struct proc *add_proc(struct procs *ps, uint32_t tgid)
+{
+	struct proc *p = xcalloc(1, sizeof(*p));
+
 	p->tgid = tgid;
-	read_maps(ps, p);
 	ALLOC_GROW(ps->procs, ps->nr + 1, ps->alloc);
 	ps->procs[ps->nr] = p;
-	itab_insert(&ps->index, h, ps->nr++);
+	itab_insert(&ps->index, hash_u64(tgid), ps->nr++);
 	return p;
 }
 
-static const struct proc_map *find_map(const struct proc *p, uint64_t addr)
+/* Images ------------------------------------------------------------------ */
+
+static struct proc_image *current_image(struct proc *p)
 {
-	size_t lo = 0, hi = p->nr_maps;
+	return p->nr_images ? &p->images[p->nr_images - 1] : NULL;
+}
+
+static struct proc_image *new_image(struct proc *p, uint32_t gen)
+{
+	struct proc_image *img;
+
+	ALLOC_GROW(p->images, p->nr_images + 1, p->images_alloc);
+	img = &p->images[p->nr_images++];
+	memset(img, 0, sizeof(*img));
+	img->gen = gen;
+	return img;
+}
+
+static uint32_t next_gen(struct proc *p)
+{
+	struct proc_image *img = current_image(p);
+
+	return img ? img->gen + 1 : 1;
+}
+
+static void copy_maps(struct proc_image *to, const struct proc_image *from)
+{
+	size_t i;
+
+	to->maps = xcalloc(from->nr_maps ? from->nr_maps : 1, sizeof(*to->maps));
+	to->nr_maps = to->maps_alloc = from->nr_maps;
+	for (i = 0; i < from->nr_maps; i++) {
+		to->maps[i] = from->maps[i];
+		to->maps[i].path = xstrdup(from->maps[i].path);
+	}
+}
+
+/* Puts m into img, cutting away whatever it overlaps (a new mmap replaces). */
+static struct proc_map *insert_map(struct proc_image *img, const struct proc_map *m)
+{
+	size_t i, at;
+
+	for (i = 0; i < img->nr_maps;) {
+		struct proc_map *o = &img->maps[i];
+
+		if (o->end <= m->start || o->start >= m->end) {
+			i++;
+			continue;
+		}
+		if (o->start < m->start && o->end > m->end) {
+			/* m splits o in two: keep both ends. */
+			struct proc_map tail = *o;
+
+			tail.path = xstrdup(o->path);
+			tail.offset += m->end - o->start;
+			tail.start = m->end;
+			o->end = m->start;
+			ALLOC_GROW(img->maps, img->nr_maps + 1, img->maps_alloc);
+			memmove(&img->maps[i + 2], &img->maps[i + 1], (img->nr_maps - i - 1) * sizeof(*o));
+			img->maps[i + 1] = tail;
+			img->nr_maps++;
+			i += 2;
+		} else if (o->start < m->start) {
+			o->end = m->start;
+			i++;
+		} else if (o->end > m->end) {
+			o->offset += m->end - o->start;
+			o->start = m->end;
+			i++;
+		} else {
+			free(o->path);
+			memmove(o, o + 1, (img->nr_maps - i - 1) * sizeof(*o));
+			img->nr_maps--;
+		}
+	}
+	for (at = 0; at < img->nr_maps && img->maps[at].start < m->start; at++)
+		;
+	ALLOC_GROW(img->maps, img->nr_maps + 1, img->maps_alloc);
+	memmove(&img->maps[at + 1], &img->maps[at], (img->nr_maps - at) * sizeof(*m));
+	img->maps[at] = *m;
+	img->nr_maps++;
+	return &img->maps[at];
+}
+
+/* /proc ------------------------------------------------------------------- */
+
+/* Reads /proc/PID/maps into img (replacing what it had); false if the process is gone. */
+static bool read_maps(struct procs *ps, struct proc *p, struct proc_image *img)
+{
+	struct proc_map *maps;
+	char path[64], *text;
+	size_t nr;
+	bool ok = false;
+
+	p->read_generation = ps->generation;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", ps->proc_root, p->tgid);
+	if (read_file(path, &text, NULL))
+		return false;
+	/* An exited process (a zombie) reads as empty: keep what we had. */
+	if (*text && !procmaps_parse(text, &maps, &nr)) {
+		procmaps_free(img->maps, img->nr_maps);
+		img->maps = maps;
+		img->nr_maps = img->maps_alloc = nr;
+		ok = true;
+	}
+	free(text);
+	return ok;
+}
+
+struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen)
+{
+	struct proc *p = procs_find(ps, tgid);
+
+	if (p)
+		return p;
+	p = add_proc(ps, tgid);
+	p->known_since = now_ns();
+	if (!read_maps(ps, p, new_image(p, gen)))
+		p->gone_ns = p->known_since;
+	return p;
+}
+
+void procs_scan(struct procs *ps, uint32_t (*current_gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	DIR *d = opendir(ps->proc_root);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long tgid = strtoul(e->d_name, &end, 10);
+		struct proc *p;
+
+		if (*end || !tgid || tgid > UINT32_MAX || procs_find(ps, tgid))
+			continue;
+		p = add_proc(ps, tgid);
+		p->known_since = now_ns();
+		/* Kernel threads map nothing: they need no image. */
+		if (!read_maps(ps, p, new_image(p, current_gen(ctx, tgid))) ||
+		    !current_image(p)->nr_maps) {
+			procmaps_free(current_image(p)->maps, 0);
+			p->nr_images = 0;
+		}
+	}
+	closedir(d);
+}
+
+/* Side-band --------------------------------------------------------------- */
+
+/* A process the side-band speaks of: records older than what we know are stale. */
+static struct proc *tracked(struct procs *ps, const struct sb_event *ev)
+{
+	struct proc *p = procs_find(ps, ev->pid);
+
+	if (!p) {
+		p = add_proc(ps, ev->pid);
+		p->known_since = ev->time;
+	}
+	return ev->time < p->known_since ? NULL : p;
+}
+
+static void map_from_event(struct proc_map *m, const struct sb_event *ev)
+{
+	const char *name = ev->mmap.filename;
+	size_t len = strlen(name);
+
+	memset(m, 0, sizeof(*m));
+	m->start = ev->mmap.addr;
+	m->end = ev->mmap.addr + ev->mmap.len;
+	m->offset = ev->mmap.pgoff;
+	m->inode = ev->mmap.ino;
+	m->dev_major = ev->mmap.maj;
+	m->dev_minor = ev->mmap.min;
+	m->build_id_size = ev->mmap.build_id_size;
+	memcpy(m->build_id, ev->mmap.build_id, sizeof(m->build_id));
+	m->file = -1;
+	if (!strcmp(name, "//anon") || !strncmp(name, "[anon", 5)) {
+		len = 0;	/* anonymous memory, as /proc/PID/maps shows it */
+	} else if (len > 10 && !strcmp(name + len - 10, " (deleted)")) {
+		m->deleted = true;
+		len -= 10;
+	}
+	m->path = xstrndup(name, len);
+}
+
+struct proc_map *procs_apply(struct procs *ps, const struct sb_event *ev, struct proc **owner)
+{
+	struct proc *p, *parent;
+	struct proc_map m;
+
+	*owner = NULL;
+	switch (ev->type) {
+	case SB_MMAP:
+		if (!ev->mmap.len || !(p = tracked(ps, ev)))
+			return NULL;
+		if (!current_image(p))
+			new_image(p, 0);
+		map_from_event(&m, ev);
+		*owner = p;
+		return insert_map(current_image(p), &m);
+	case SB_COMM:
+		/* An exec: a new program, its mappings follow in MMAP2 records. */
+		if (ev->comm.exec && ev->pid == ev->tid && (p = tracked(ps, ev)))
+			new_image(p, next_gen(p));
+		return NULL;
+	case SB_FORK:
+		if (ev->pid != ev->tid)
+			return NULL;	/* a thread */
+		p = procs_find(ps, ev->pid);
+		if (p && ev->time < p->known_since)
+			return NULL;
+		if (!p) {
+			p = add_proc(ps, ev->pid);
+			p->known_since = ev->time;
+		}
+		p->gone_ns = 0;	/* a pid used again */
+		parent = procs_find(ps, ev->fork.ppid);
+		{
+			struct proc_image *img = new_image(p, next_gen(p));
+
+			/* A child starts with its parent's mappings. */
+			if (parent && parent != p && current_image(parent))
+				copy_maps(img, current_image(parent));
+		}
+		return NULL;
+	case SB_EXIT:
+		if (ev->pid == ev->tid && (p = procs_find(ps, ev->pid)) && ev->time >= p->known_since)
+			p->gone_ns = ev->time ? ev->time : 1;
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+static struct proc_map *find_map(struct proc_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nr_maps;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start <= addr)
+		if (img->maps[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo && addr < p->maps[lo - 1].end)
-		return &p->maps[lo - 1];
+	if (lo && addr < img->maps[lo - 1].end)
+		return &img->maps[lo - 1];
 	return NULL;
 }
 
-const struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint64_t addr)
+struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr)
 {
-	const struct proc_map *m = find_map(p, addr);
+	struct proc_image *img = NULL, *cur = current_image(p);
+	struct proc_map *m;
+	size_t i;
 
-	if (!m && !p->gone && p->read_generation != ps->generation) {
-		read_maps(ps, p);
-		m = find_map(p, addr);
+	for (i = p->nr_images; i-- > 0 && !img;)
+		if (p->images[i].gen == gen)
+			img = &p->images[i];
+	if (!img)
+		img = cur;
+	if (!img) {
+		if (p->gone_ns || p->read_generation == ps->generation)
+			return NULL;
+		img = cur = new_image(p, gen);
+	}
+	m = find_map(img, addr);
+	/* Side-band records may have been lost: a live process can still tell. */
+	if (!m && img == cur && !p->gone_ns && p->read_generation != ps->generation) {
+		if (!read_maps(ps, p, cur))
+			p->gone_ns = now_ns();
+		m = find_map(cur, addr);
 	}
 	return m;
+}
+
+void procs_prune(struct procs *ps, uint64_t before_ns)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < ps->nr; i++) {
+		struct proc *p = ps->procs[i];
+
+		if (p->gone_ns && p->gone_ns < before_ns)
+			proc_free(p);
+		else
+			ps->procs[kept++] = p;
+	}
+	if (kept == ps->nr)
+		return;
+	ps->nr = kept;
+	itab_release(&ps->index);
+	for (i = 0; i < ps->nr; i++)
+		itab_insert(&ps->index, hash_u64(ps->procs[i]->tgid), i);
 }

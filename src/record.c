@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,6 +24,8 @@
 #include "bpfprof/output.h"
 #include "bpfprof/record.h"
 #include "bpfprof/sampler.h"
+#include "bpfprof/sideband.h"
+#include "bpfprof/symbolize.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
@@ -186,6 +189,10 @@ static void summarize(const struct options *o, const struct profile *p,
 	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
 		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
 		(unsigned long long)st->drains);
+	if (st->sideband_lost)
+		warning("the kernel dropped %llu side-band records (mmap, exec, fork, exit): some "
+			"short-lived processes may keep unnamed frames",
+			(unsigned long long)st->sideband_lost);
 	if (st->mismatches || st->drained[0] + st->drained[1] !=
 				      t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1] ||
 	    st->received != t[STAT_FALLBACK])
@@ -214,9 +221,47 @@ static void add_lost(struct collector *c, const struct sampler_stats *st)
 	collector_add_lost(c, "[lost: counts map full]", st->total[STAT_LOST_COUNTS_FULL]);
 }
 
-/* Samples until the duration ends, a signal arrives or the targets are gone. */
-static int sample_loop(const struct options *o, struct sampler *s, uint64_t start)
+/* Everything one run holds while it samples. */
+struct session {
+	const struct options *o;
+	struct sampler *sampler;
+	struct sideband *sideband;	/* NULL if the kernel refused one: /proc only */
+	struct symbolizer sym;
+	struct collector coll;
+};
+
+/* Side-band records are read this often, so files are opened while their processes live. */
+#define SIDEBAND_POLL_MS 20
+
+static void read_sideband(struct session *ss)
 {
+	if (ss->sideband)
+		sideband_read(ss->sideband, symbolizer_track, &ss->sym);
+}
+
+static void on_sample(void *ctx, const struct raw_sample *rs)
+{
+	collector_add(&((struct session *)ctx)->coll, rs);
+}
+
+/* A drain flipped the sets: learn every mapping made before, then name their samples. */
+static void before_read(void *ctx)
+{
+	struct session *ss = ctx;
+
+	symbolizer_new_generation(&ss->sym);
+	read_sideband(ss);
+}
+
+static uint32_t process_gen(void *ctx, uint32_t tgid)
+{
+	return sampler_process_gen(((struct session *)ctx)->sampler, tgid);
+}
+
+/* Samples until the duration ends, a signal arrives or the targets are gone. */
+static int sample_loop(struct session *ss, uint64_t start)
+{
+	const struct options *o = ss->o;
 	uint64_t interval = o->interval * 1e9, end = o->duration > 0 ? start + o->duration * 1e9 : 0;
 	uint64_t next_drain = start + interval;
 	bool progress = isatty(STDERR_FILENO) && (o->duration < 0 || o->duration > 2);
@@ -229,12 +274,14 @@ static int sample_loop(const struct options *o, struct sampler *s, uint64_t star
 		if (end && now >= end)
 			break;
 		if (now >= next_drain) {
-			if ((err = sampler_drain(s)))
+			if ((err = sampler_drain(ss->sampler)))
 				break;
+			/* Every sample of a process that exited before the flip is named now. */
+			symbolizer_forget_before(&ss->sym, now);
 			while (next_drain <= now)
 				next_drain += interval;
 			if (progress) {
-				sampler_stats(s, &st);
+				sampler_stats(ss->sampler, &st);
 				show_progress((now - start) / 1e9, &st);
 				sampler_stats_release(&st);
 			}
@@ -244,10 +291,13 @@ static int sample_loop(const struct options *o, struct sampler *s, uint64_t star
 			}
 		}
 		wake = end && end < next_drain ? end : next_drain;
+		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
+			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
-		if (wake > now && (err = sampler_poll(s, (wake - now + 999999) / 1000000)) < 0)
+		if (wake > now && (err = sampler_poll(ss->sampler, (wake - now + 999999) / 1000000)) < 0)
 			break;
 		err = 0;
+		read_sideband(ss);
 	}
 	if (progress)
 		fprintf(stderr, "\r%40s\r", "");
@@ -259,6 +309,13 @@ static int sample_loop(const struct options *o, struct sampler *s, uint64_t star
 /* The machine can run us: capabilities and kernel BTF. */
 static int check_machine(const struct options *o)
 {
+	struct rlimit nofile;
+
+	/* Every file a process maps stays open until it is read: allow what root may. */
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	if (!can_profile())
 		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; "
 			     "run as root, e.g. sudo bpfprof");
@@ -305,7 +362,7 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 }
 
 static void configure_sampler(struct sampler_config *cfg, const struct options *o, int cgroup_fd,
-			      struct collector *coll)
+			      struct session *ss)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->frequency = o->frequency;
@@ -326,8 +383,31 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	if (cfg->ring_buffer_bytes < (uint32_t)getpagesize())
 		cfg->ring_buffer_bytes = getpagesize();
 	cfg->btf_path = o->btf;
-	cfg->on_sample = collector_add;
-	cfg->ctx = coll;
+	cfg->on_sample = on_sample;
+	cfg->before_read = before_read;
+	cfg->ctx = ss;
+}
+
+/*
+ * Follows every process from now on: side-band records on every online CPU
+ * (a process may run anywhere, whatever -C says), then what /proc shows of
+ * the processes already running. The BPF program counts generations from
+ * before this, so no exec can slip between the two.
+ */
+static void track_processes(struct session *ss)
+{
+	size_t ncpus;
+	int *cpus, err;
+
+	if ((err = online_cpus(&cpus, &ncpus)) || (err = sideband_open(&ss->sideband, cpus, ncpus))) {
+		warning("cannot follow processes through perf side-band records (%s); processes that "
+			"exit between drains keep unnamed frames", strerror(-err));
+		sideband_free(ss->sideband);
+		ss->sideband = NULL;
+	}
+	if (!err)
+		free(cpus);
+	symbolizer_scan(&ss->sym, process_gen, ss);
 }
 
 /* Attaches, samples, detaches: the profile holds every sample taken. */
@@ -335,23 +415,22 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 			   struct sampler_stats *st)
 {
 	struct sampler_config cfg;
-	struct sampler *s = NULL;
-	struct symbolizer sym;
-	struct collector coll;
+	struct session ss = { .o = o };
 	uint64_t start;
 	int err = -1;
 
-	symbolizer_init(&sym);
-	collector_init(&coll, prof, &sym);
-	configure_sampler(&cfg, o, cgroup_fd, &coll);
-	if (sampler_open(&s, &cfg))
+	symbolizer_init(&ss.sym);
+	collector_init(&ss.coll, prof, &ss.sym);
+	configure_sampler(&cfg, o, cgroup_fd, &ss);
+	if (sampler_open(&ss.sampler, &cfg))
 		goto out;
+	track_processes(&ss);
 	/* The clock starts once every CPU samples. */
 	prof->start_wall_ns = wall_ns();
 	start = now_ns();
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
-	err = sample_loop(o, s, start);
-	if (sampler_stop(s) || err) {
+	err = sample_loop(&ss, start);
+	if (sampler_stop(ss.sampler) || err) {
 		err = -1;
 		goto out;
 	}
@@ -359,12 +438,14 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	prof->frequency = o->frequency;
 	prof->period_ns = 1000000000ULL / o->frequency;
 	prof->command_line = xstrdup(o->command_line);
-	sampler_stats(s, st);
-	add_lost(&coll, st);
+	sampler_stats(ss.sampler, st);
+	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
+	add_lost(&ss.coll, st);
 out:
-	sampler_free(s);
-	collector_release(&coll);
-	symbolizer_release(&sym);
+	sampler_free(ss.sampler);
+	sideband_free(ss.sideband);
+	collector_release(&ss.coll);
+	symbolizer_release(&ss.sym);
 	return err;
 }
 

@@ -29,6 +29,7 @@ struct sampler {
 	size_t nr_links;
 	struct ring_buffer *rb;
 	sample_fn *on_sample;
+	void (*before_read)(void *ctx);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
 	bool stopped;
@@ -121,9 +122,23 @@ static int fill_filters(struct sampler *s, const struct sampler_config *cfg)
 
 static int attach(struct sampler *s, const struct sampler_config *cfg)
 {
+	struct bpf_program *trackers[] = { s->skel->progs.on_exec, s->skel->progs.on_fork };
 	size_t i;
 
-	s->links = xcalloc(cfg->ncpus, sizeof(*s->links));
+	s->links = xcalloc(cfg->ncpus + ARRAY_SIZE(trackers), sizeof(*s->links));
+	/* First the generation counters: whoever tracks processes after us must not miss one. */
+	for (i = 0; i < ARRAY_SIZE(trackers); i++) {
+		struct bpf_link *link = bpf_program__attach(trackers[i]);
+
+		if (!link) {
+			int err = -errno;
+
+			error("cannot attach the BPF program %s: %s", bpf_program__name(trackers[i]),
+			      strerror(-err));
+			return err;
+		}
+		s->links[s->nr_links++] = link;
+	}
 	for (i = 0; i < cfg->ncpus; i++) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
@@ -189,6 +204,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	s->stats.received++;
 	rs.tgid = r->tgid;
 	rs.pid = r->pid;
+	rs.gen = r->gen;
 	rs.cgroup_id = r->cgroup_id;
 	memcpy(rs.comm, r->comm, sizeof(rs.comm));
 	/* __u64 and uint64_t are the same width but distinct types. */
@@ -288,6 +304,7 @@ static int read_set(struct sampler *s, unsigned set)
 
 			rs.tgid = k->tgid;
 			rs.pid = k->pid;
+			rs.gen = k->gen;
 			rs.cgroup_id = k->cgroup_id;
 			memcpy(rs.comm, k->comm, sizeof(rs.comm));
 			kslot = load_stack(s, stacks_fd, k->kstack_id);
@@ -353,6 +370,8 @@ int sampler_drain(struct sampler *s)
 	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
 	wait_for_programs();
 	s->stats.drains++;
+	if (s->before_read)
+		s->before_read(s->ctx);
 	ring_buffer__consume(s->rb);
 	if ((err = read_set(s, old)))
 		return err;
@@ -373,6 +392,8 @@ int sampler_stop(struct sampler *s)
 	detach(s);
 	wait_for_programs();
 	s->stats.drains++;
+	if (s->before_read)
+		s->before_read(s->ctx);
 	ring_buffer__consume(s->rb);
 	if ((err = read_set(s, 0)) || (err = read_set(s, 1)) || (err = read_stats(s)))
 		return err;
@@ -386,6 +407,15 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	*out = s->stats;
 	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
 	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
+}
+
+uint32_t sampler_process_gen(struct sampler *s, uint32_t tgid)
+{
+	__u32 gen = 0;
+
+	if (bpf_map__lookup_elem(s->skel->maps.proc_gen, &tgid, sizeof(tgid), &gen, sizeof(gen), 0))
+		return 0;
+	return gen;
 }
 
 void sampler_stats_release(struct sampler_stats *st)
@@ -404,6 +434,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 
 	*out = s;
 	s->on_sample = cfg->on_sample;
+	s->before_read = cfg->before_read;
 	s->ctx = cfg->ctx;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {

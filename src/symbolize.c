@@ -5,27 +5,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpfprof/debuginfo.h"
+#include "bpfprof/demangle.h"
+#include "bpfprof/perfmap.h"
 #include "bpfprof/symbolize.h"
 
 static int load_vdso(struct symfile *f);
+static void open_files_of(struct symbolizer *s, struct proc *p);
+static void jitmaps_release(struct symbolizer *s);
 
 void symbolizer_init(struct symbolizer *s)
 {
 	memset(s, 0, sizeof(*s));
 	procs_init(&s->procs);
-	s->kallsyms_err = 1;
-	s->kallsyms_path = xstrdup("/proc/kallsyms");
+	kernel_symbols_init(&s->kernel, "/proc/kallsyms");
 	s->vdso.path = xstrdup("[vdso]");
+	s->vdso.fd = -1;
 	s->vdso.err = load_vdso(&s->vdso);
 }
 
 static void symfile_free(struct symfile *f)
 {
+	if (f->fd >= 0)
+		close(f->fd);
 	elf_symtab_release(&f->syms);
+	elf_symtab_release(&f->debug_syms);
+	dwarf_index_free(f->dwarf);
+	free(f->debug_path);
 	free(f->path);
 }
 
@@ -34,8 +45,7 @@ void symbolizer_release(struct symbolizer *s)
 	uint32_t i;
 
 	procs_release(&s->procs);
-	kallsyms_release(&s->kallsyms);
-	free(s->kallsyms_path);
+	kernel_symbols_release(&s->kernel);
 	for (i = 0; i < s->nr_files; i++) {
 		symfile_free(s->files[i]);
 		free(s->files[i]);
@@ -43,12 +53,30 @@ void symbolizer_release(struct symbolizer *s)
 	free(s->files);
 	itab_release(&s->file_index);
 	symfile_free(&s->vdso);
+	jitmaps_release(s);
 	memset(s, 0, sizeof(*s));
 }
 
 void symbolizer_new_generation(struct symbolizer *s)
 {
 	s->procs.generation++;
+	kernel_symbols_check_modules(&s->kernel);
+}
+
+void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, uint32_t tgid),
+		     void *ctx)
+{
+	uint32_t i;
+
+	procs_scan(&s->procs, current_gen, ctx);
+	/* Their files too, now: a process may be gone by the drain that needs them. */
+	for (i = 0; i < s->procs.nr; i++)
+		open_files_of(s, s->procs.procs[i]);
+}
+
+void symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
+{
+	procs_prune(&s->procs, ns);
 }
 
 /*
@@ -81,100 +109,293 @@ static int load_vdso(struct symfile *f)
 
 /* Files ------------------------------------------------------------------ */
 
+/* Files are cached by what the kernel says the opened file is. */
 struct file_key {
-	const struct proc_map *m;
+	dev_t dev;
+	ino_t ino;
 };
-
-static uint64_t file_hash(const struct proc_map *m)
-{
-	uint64_t h = hash_mix(m->inode, ((uint64_t)m->dev_major << 32) | m->dev_minor);
-
-	return m->inode ? h : hash_mix(h, hash_bytes(m->path, strlen(m->path), 0));
-}
 
 static bool file_eq(const void *owner, const void *key, uint32_t idx)
 {
 	const struct symfile *f = ((const struct symbolizer *)owner)->files[idx];
-	const struct proc_map *m = key;
+	const struct file_key *k = key;
 
-	return f->inode == m->inode && f->dev_major == m->dev_major && f->dev_minor == m->dev_minor &&
-	       (m->inode || !strcmp(f->path, m->path));
+	return f->dev == k->dev && f->ino == k->ino;
 }
 
-/*
- * Open the file the process mapped: through map_files (works for deleted
- * files and other mount namespaces), else through the process's root.
- */
-static int open_mapped_file(const struct procs *ps, uint32_t tgid, const struct proc_map *m)
+/* map_files names each mapping by its range; a side-band record's range may be a part of one. */
+static int open_map_files(const struct procs *ps, uint32_t tgid, const struct proc_map *m)
 {
-	struct stat st;
-	char path[4096];
+	char dir[64], path[384];
+	struct dirent *e;
+	DIR *d;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, ps->proc_root,
-		 tgid, m->start, m->end);
+	snprintf(dir, sizeof(dir), "%s/%" PRIu32 "/map_files", ps->proc_root, tgid);
+	snprintf(path, sizeof(path), "%s/%" PRIx64 "-%" PRIx64, dir, m->start, m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%" PRIu32 "/root%s", ps->proc_root, tgid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || !(d = opendir(dir)))
+		return fd;
+	while ((e = readdir(d))) {
+		unsigned long long start, end;
+
+		if (sscanf(e->d_name, "%llx-%llx", &start, &end) == 2 && start <= m->start &&
+		    m->start < end) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			break;
+		}
 	}
-	if (fd < 0)
-		return -errno;
-	/* A different file now at that path would name the wrong functions. */
-	if (fstat(fd, &st) || (m->inode && st.st_ino != m->inode)) {
-		close(fd);
-		return -ESTALE;
-	}
+	closedir(d);
 	return fd;
 }
 
-static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, const struct proc_map *m)
+/*
+ * The file the process mapped, as it sees it: through map_files (deleted
+ * files, memfds, other mount namespaces), else inside its root.
+ */
+static int open_in_process(const struct procs *ps, uint32_t tgid, const struct proc_map *m)
 {
-	uint64_t h = file_hash(m);
-	uint32_t idx = itab_find(&s->file_index, h, file_eq, s, m);
-	struct symfile *f;
+	char root[64];
+	int rootfd, fd = open_map_files(ps, tgid, m);
+
+	if (fd >= 0)
+		return fd;
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", ps->proc_root, tgid);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+	fd = open_in_root(rootfd, m->path, O_RDONLY | O_CLOEXEC);
+	close(rootfd);
+	return fd;
+}
+
+/*
+ * Is the file at the mapping's path in our root the one the (gone)
+ * process mapped? Only if its inode or build ID says so.
+ */
+static void build_id_hex(const struct proc_map *m, char *hex)
+{
+	int i;
+
+	hex[0] = '\0';
+	for (i = 0; i < m->build_id_size; i++)
+		sprintf(hex + 2 * i, "%02x", m->build_id[i]);
+}
+
+static bool is_mapped_file(const struct proc_map *m, const struct stat *st, const struct symfile *f)
+{
+	char hex[2 * sizeof(m->build_id) + 1];
+
+	if (m->inode)
+		return st->st_ino == m->inode;
+	if (!m->build_id_size || !f)
+		return false;
+	build_id_hex(m, hex);
+	return !strcmp(hex, f->syms.build_id);
+}
+
+/*
+ * f's debug file as the process that mapped f sees its files; then, when
+ * that root is not ours or is gone, in ours: the build ID or CRC check
+ * makes a file found there just as safe.
+ */
+static int find_debug_file(const struct procs *ps, uint32_t tgid, struct symfile *f,
+			   const struct debuginfo_elf *bin)
+{
+	struct debuginfo_dirs dirs = { 0 };
+	struct stat ours, theirs;
+	char root[4096];
+	int fd = -ENOENT, err;
+
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", ps->proc_root, tgid);
+	if (!stat(root, &theirs)) {
+		dirs.root = root;
+		fd = debuginfo_find(&dirs, f->path, bin, &f->debug_path);
+		if (fd >= 0 || (!stat("/", &ours) && ours.st_dev == theirs.st_dev &&
+				ours.st_ino == theirs.st_ino))
+			return fd;
+	}
+	dirs.root = NULL;
+	err = debuginfo_find(&dirs, f->path, bin, &f->debug_path);
+	return err == -ENOENT ? fd : err;
+}
+
+/*
+ * What the file on fd lacks, a full symbol table or DWARF, from its
+ * separate debug file; then the DWARF of whichever of the two has it.
+ */
+static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfile *f, int fd)
+{
+	struct debuginfo_elf bin;
+	int dfd = -ENOENT, err;
+
+	if (debuginfo_elf_read(&bin, fd))
+		return;
+	if (!bin.has_dwarf || !f->syms.from_symtab)
+		dfd = find_debug_file(ps, tgid, f, &bin);
+	if (dfd >= 0) {
+		debug("debug file of '%s': '%s'", f->path, f->debug_path);
+		if (!f->syms.from_symtab && (err = elf_symtab_read_fd(&f->debug_syms, dfd)))
+			debug("cannot read the symbols of '%s': %s", f->debug_path, strerror(-err));
+	} else if (dfd != -ENOENT) {
+		debug("no debug file for '%s': %s", f->path,
+		      dfd == -ESTALE ? "none matches its build ID or CRC" : strerror(-dfd));
+	}
+	err = bin.has_dwarf ? dwarf_index_open(&f->dwarf, fd) :
+	      dfd >= 0 ? dwarf_index_open(&f->dwarf, dfd) : -ENODATA;
+	if (err && err != -ENODATA)
+		debug("cannot read the DWARF of '%s': %s", f->path, strerror(-err));
+	if (dfd >= 0)
+		close(dfd);
+	debuginfo_elf_release(&bin);
+}
+
+/*
+ * Files are opened as soon as a mapping of them is seen, while the process
+ * lives, and read the first time a frame needs them (most never are).
+ * Past this many open files, a file is read at once and closed instead.
+ */
+#define MAX_OPEN_FILES 4096
+
+/* Reads the symbols of the file (once), then lets its fd go. */
+static void read_symbols(struct symbolizer *s, struct symfile *f)
+{
+	if (f->fd < 0)
+		return;
+	f->err = elf_symtab_read_fd(&f->syms, f->fd);
+	if (!f->err)
+		load_debug_info(&s->procs, f->tgid, f, f->fd);
+	else
+		debug("no symbols in '%s': %s", f->path, strerror(-f->err));
+	close(f->fd);
+	f->fd = -1;
+	s->open_files--;
+}
+
+static struct symfile *new_symfile(struct symbolizer *s, uint32_t tgid, int fd, const char *path,
+				   const struct stat *st)
+{
+	struct symfile *f = xcalloc(1, sizeof(*f));
+
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->path = xstrdup(path);
+	f->tgid = tgid;
+	f->fd = fd;
+	s->open_files++;
+	if (s->open_files > MAX_OPEN_FILES)
+		read_symbols(s, f);
+	return f;
+}
+
+/*
+ * The file a mapping names, opened the first time (as the process sees it
+ * while it lives; afterwards by its path here, if its inode or build ID
+ * proves it the same file); NULL when it cannot be had. A failure is not
+ * remembered: a later mapping of the same file may succeed.
+ */
+static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
+{
+	struct symfile *f = NULL;
+	struct file_key key;
+	struct stat st;
+	bool ours = false;
+	uint32_t idx;
 	int fd;
 
-	if (idx != ITAB_NONE)
-		return s->files[idx];
-	f = xcalloc(1, sizeof(*f));
-	f->dev_major = m->dev_major;
-	f->dev_minor = m->dev_minor;
-	f->inode = m->inode;
-	f->path = xstrdup(m->path);
-	fd = open_mapped_file(&s->procs, tgid, m);
+	if (m->file >= 0)
+		return s->files[m->file];
+	fd = open_in_process(&s->procs, tgid, m);
 	if (fd < 0) {
-		f->err = fd;
-	} else {
-		f->err = elf_symtab_read_fd(&f->syms, fd);
-		close(fd);
+		fd = open_in_root(-1, m->path, O_RDONLY | O_CLOEXEC);
+		ours = true;
 	}
-	if (f->err)
-		debug("no symbols for '%s': %s", f->path, strerror(-f->err));
-	ALLOC_GROW(s->files, s->nr_files + 1, s->files_alloc);
-	s->files[s->nr_files] = f;
-	itab_insert(&s->file_index, h, s->nr_files++);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (ours && m->inode && st.st_ino != m->inode)) {
+		close(fd);
+		return NULL;
+	}
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	idx = itab_find(&s->file_index, hash_mix(key.dev, key.ino), file_eq, s, &key);
+	if (idx != ITAB_NONE) {
+		close(fd);
+		f = s->files[idx];
+	} else {
+		f = new_symfile(s, tgid, fd, m->path, &st);
+		ALLOC_GROW(s->files, s->nr_files + 1, s->files_alloc);
+		idx = s->nr_files++;
+		s->files[idx] = f;
+		itab_insert(&s->file_index, hash_mix(key.dev, key.ino), idx);
+	}
+	/* Found by path only: its build ID must be the mapped file's. */
+	if (ours && !m->inode) {
+		read_symbols(s, f);
+		if (!is_mapped_file(m, &st, f))
+			return NULL;
+	}
+	m->file = idx;
 	return f;
+}
+
+/* Opens the files of every mapping of p's current image (a process seen at start). */
+static void open_files_of(struct symbolizer *s, struct proc *p)
+{
+	struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
+	size_t i;
+
+	for (i = 0; img && i < img->nr_maps; i++)
+		if (img->maps[i].path[0] == '/')
+			get_file(s, p->tgid, &img->maps[i]);
 }
 
 /*
  * Symbolize: the frames at a file offset, innermost first (an inline chain
  * when the file says so); 0 when nothing names it.
  */
-static uint16_t file_frames(struct symfile *f, uint64_t offset, struct sym_frame *out)
+static uint16_t file_frames(struct symbolizer *s, struct symfile *f, uint64_t offset,
+			    struct sym_frame *out)
 {
+	const struct elf_symtab *t = f->debug_syms.from_symtab ? &f->debug_syms : &f->syms;
+	struct dwarf_frame dw[MAX_INLINE_DEPTH];
 	const struct elf_sym *sym;
 	uint64_t vaddr;
+	int n = 0, i;
 
+	read_symbols(s, f);
+	/* The file's own segments: a debug file's say nothing of file offsets. */
 	if (f->err || elf_symtab_offset_to_vaddr(&f->syms, offset, &vaddr))
 		return 0;
-	sym = elf_symtab_lookup(&f->syms, vaddr);
+	sym = elf_symtab_lookup(t, vaddr);
+	if (f->dwarf)
+		n = dwarf_index_frames(f->dwarf, vaddr, dw, MAX_INLINE_DEPTH);
+	/* The function as the symbol table spells it; DWARF's name if it has none. */
+	if (n > 0 && sym)
+		dw[n - 1].name = elf_sym_name(t, sym);
+	if (n > 0 && dw[n - 1].name) {
+		for (i = 0; i < n; i++)
+			out[i] = (struct sym_frame){ dw[i].name ? dw[i].name : "??", dw[i].file,
+						     dw[i].line };
+		return n;
+	}
 	if (!sym)
 		return 0;
-	out[0].name = elf_sym_name(&f->syms, sym);
-	out[0].file = NULL;
-	out[0].line = 0;
+	out[0] = (struct sym_frame){ elf_sym_name(t, sym), NULL, 0 };
 	return 1;
+}
+
+void symbolizer_track(void *ctx, const struct sb_event *ev)
+{
+	struct symbolizer *s = ctx;
+	struct proc *owner;
+	struct proc_map *m = procs_apply(&s->procs, ev, &owner);
+
+	if (ev->type == SB_KSYMBOL)
+		kernel_symbols_changed(&s->kernel);
+	if (m && m->path[0] == '/')
+		get_file(s, owner->tgid, m);
 }
 
 /* Locations -------------------------------------------------------------- */
@@ -182,9 +403,15 @@ static uint16_t file_frames(struct symfile *f, uint64_t offset, struct sym_frame
 /* A profile function for a symbol: its readable name, the symbol as it is, the source file. */
 static uint32_t frame_function(struct profile *p, const struct sym_frame *fr)
 {
-	uint32_t name = profile_string(p, fr->name);
+	uint32_t system_name = profile_string(p, fr->name), name = system_name;
+	/* Once per new location, so no cache: about 1.5 us for a C++ name. */
+	char *readable = demangle(fr->name);
 
-	return profile_function(p, name, name, fr->file ? profile_string(p, fr->file) : 0);
+	if (readable) {
+		name = profile_string(p, readable);
+		free(readable);
+	}
+	return profile_function(p, name, system_name, fr->file ? profile_string(p, fr->file) : 0);
 }
 
 /* The location at addr named by frames (innermost first; none: unnamed). */
@@ -209,10 +436,162 @@ static uint32_t named_location(struct profile *p, uint32_t mapping, uint64_t add
 	return frames_location(p, mapping, addr, kind, &fr, name ? 1 : 0);
 }
 
-static uint32_t user_location(struct symbolizer *s, struct profile *p, struct proc *proc,
-			      uint64_t addr)
+/* JIT code --------------------------------------------------------------- */
+
+/* A process's perf map: looked for once, read again as it grows. */
+struct jitmap {
+	uint32_t tgid;
+	int fd;			/* -1: not open (none found, or the process is gone) */
+	uint64_t read_generation;	/* drain of the last look at the file */
+	struct perfmap map;
+};
+
+static bool jitmap_eq(const void *owner, const void *key, uint32_t idx)
 {
-	const struct proc_map *m = proc_find_map(&s->procs, proc, addr);
+	return ((const struct symbolizer *)owner)->jitmaps[idx]->tgid == *(const uint32_t *)key;
+}
+
+static void jitmaps_release(struct symbolizer *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_jitmaps; i++) {
+		if (s->jitmaps[i]->fd >= 0)
+			close(s->jitmaps[i]->fd);
+		perfmap_release(&s->jitmaps[i]->map);
+		free(s->jitmaps[i]);
+	}
+	free(s->jitmaps);
+	itab_release(&s->jitmap_index);
+}
+
+/*
+ * The file is named by the pid the process sees itself as (NSpid's last
+ * field) and lives in its /tmp: open it through /proc/PID/root while the
+ * process lives, and keep it open for its later lines. A process already
+ * gone can only be looked for in our own /tmp, by its pid here.
+ */
+static int jitmap_open(const struct procs *ps, uint32_t tgid)
+{
+	uint32_t nspid = tgid;
+	char path[4096], *status;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32, ps->proc_root, tgid);
+	if (stat(path, &st))
+		return perfmap_open("/", tgid, (uid_t)-1);
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", ps->proc_root, tgid);
+	if (!read_file(path, &status, NULL)) {
+		perfmap_status_nspid(status, &nspid);	/* none before Linux 4.1: one namespace */
+		free(status);
+	}
+	/* /proc/PID belongs to the process's user: the map must be its, or root's. */
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/root", ps->proc_root, tgid);
+	fd = perfmap_open(path, nspid, st.st_uid);
+	if (fd >= 0)
+		debug("JIT map of process %" PRIu32 ": %s/tmp/perf-%" PRIu32 ".map", tgid, path, nspid);
+	return fd;
+}
+
+/*
+ * Reads what the file gained since; closes it once its process is gone.
+ * A live process without one yet may start a JIT later: looked for again.
+ */
+static void jitmap_read(const struct procs *ps, struct jitmap *j, bool first)
+{
+	char path[4096];
+	bool alive;
+	int err;
+
+	j->read_generation = ps->generation;
+	snprintf(path, sizeof(path), "%s/%" PRIu32, ps->proc_root, j->tgid);
+	alive = !access(path, F_OK);
+	if (j->fd < 0 && (alive || first))
+		j->fd = jitmap_open(ps, j->tgid);
+	if (j->fd < 0)
+		return;
+	if ((err = perfmap_read_fd(&j->map, j->fd)))
+		debug("cannot read the JIT map of process %" PRIu32 ": %s", j->tgid, strerror(-err));
+	/* Read after the exit: nothing can be added any more. */
+	if (!alive) {
+		close(j->fd);
+		j->fd = -1;
+	}
+}
+
+static struct jitmap *get_jitmap(struct symbolizer *s, uint32_t tgid)
+{
+	uint64_t h = hash_u64(tgid);
+	uint32_t idx = itab_find(&s->jitmap_index, h, jitmap_eq, s, &tgid);
+	struct jitmap *j;
+
+	if (idx != ITAB_NONE)
+		return s->jitmaps[idx];
+	j = xcalloc(1, sizeof(*j));
+	j->tgid = tgid;
+	perfmap_init(&j->map);
+	j->fd = -1;
+	jitmap_read(&s->procs, j, true);
+	ALLOC_GROW(s->jitmaps, s->nr_jitmaps + 1, s->jitmaps_alloc);
+	s->jitmaps[s->nr_jitmaps] = j;
+	itab_insert(&s->jitmap_index, h, s->nr_jitmaps++);
+	return j;
+}
+
+static bool anon_map(const struct proc_map *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6);
+}
+
+/*
+ * An address in anonymous executable memory: a JIT frame if the process's
+ * perf map names it, read again (once per drain) if it does not yet.
+ * V8's names are split into function and script; others kept whole.
+ */
+static uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid,
+			     uint32_t mapping, uint64_t addr)
+{
+	struct jitmap *j = get_jitmap(s, tgid);
+	const struct perfmap_entry *e = perfmap_lookup(&j->map, addr);
+	struct strbuf fn, script;
+	struct prof_line line = { 0, 0 };
+	const char *name;
+
+	if (!e && j->read_generation != s->procs.generation) {
+		jitmap_read(&s->procs, j, false);
+		e = perfmap_lookup(&j->map, addr);
+	}
+	if (!e)
+		return frames_location(p, mapping, addr, FRAME_USER, NULL, 0);
+	name = perfmap_name(&j->map, e);
+	strbuf_init(&fn);
+	strbuf_init(&script);
+	if (perfmap_v8_name(name, &fn, &script)) {
+		line.function = profile_function(p, profile_string(p, fn.buf), profile_string(p, name),
+						 script.len ? profile_string(p, script.buf) : 0);
+	} else {
+		struct sym_frame fr = { name, NULL, 0 };
+
+		line.function = frame_function(p, &fr);
+	}
+	strbuf_release(&fn);
+	strbuf_release(&script);
+	return profile_location_add(p, mapping, addr, FRAME_JIT, &line, 1);
+}
+
+static uint32_t build_id_string(struct profile *p, const struct proc_map *m)
+{
+	char hex[2 * sizeof(m->build_id) + 1];
+
+	build_id_hex(m, hex);
+	return profile_string(p, hex);
+}
+
+static uint32_t user_location(struct symbolizer *s, struct profile *p, struct proc *proc,
+			      uint32_t gen, uint64_t addr)
+{
+	struct proc_map *m = proc_find_map(&s->procs, proc, gen, addr);
 	struct sym_frame frames[MAX_INLINE_DEPTH];
 	struct prof_mapping pm = { 0 };
 	struct symfile *f = NULL;
@@ -231,63 +610,36 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 	pm.limit = m->end;
 	pm.offset = m->offset;
 	pm.file = profile_string(p, m->path[0] ? m->path : "[anon]");
+	if (f)
+		read_symbols(s, f);
 	pm.build_id = f && !f->err && f->syms.build_id[0] ? profile_string(p, f->syms.build_id) : 0;
+	if (!pm.build_id && m->build_id_size)	/* unreadable, but the kernel told us */
+		pm.build_id = build_id_string(p, m);
 	pm.pid = proc->tgid;
 	mapping = profile_mapping(p, &pm);
 	id = profile_location_find(p, mapping, addr);
 	if (id != ITAB_NONE)
 		return id;
+	/* JIT code lives in anonymous memory: the process's perf map may name it. */
+	if (!f && anon_map(m))
+		return jit_location(s, p, proc->tgid, mapping, addr);
 	if (f)
-		n = file_frames(f, addr - m->start + m->offset, frames);
+		n = file_frames(s, f, addr - m->start + m->offset, frames);
 	return frames_location(p, mapping, addr, FRAME_USER, frames, n);
 }
 
-void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,
+void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t gen,
 			  const uint64_t *ips, uint32_t n, uint32_t *locs)
 {
-	struct proc *proc = procs_get(&s->procs, tgid);
+	struct proc *proc = procs_get(&s->procs, tgid, gen);
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		locs[i] = user_location(s, p, proc, ips[i] - (i > 0));
-}
-
-static uint32_t kernel_mapping(struct symbolizer *s, struct profile *p)
-{
-	struct prof_mapping pm = { 0 };
-
-	if (s->kallsyms_err == 1) {
-		s->kallsyms_err = kallsyms_load(&s->kallsyms, s->kallsyms_path);
-		if (s->kallsyms_err)
-			warning("cannot read '%s': %s; kernel frames stay unnamed", s->kallsyms_path,
-				strerror(-s->kallsyms_err));
-	}
-	if (s->kernel_mapping)
-		return s->kernel_mapping;
-	if (!s->kallsyms_err && s->kallsyms.nr) {
-		pm.start = s->kallsyms.syms[0].addr;
-		pm.limit = s->kallsyms.syms[s->kallsyms.nr - 1].addr + 1;
-	}
-	pm.file = profile_string(p, "[kernel.kallsyms]");
-	s->kernel_mapping = profile_mapping(p, &pm);
-	return s->kernel_mapping;
+		locs[i] = user_location(s, p, proc, gen, ips[i] - (i > 0));
 }
 
 void symbolize_kernel_stack(struct symbolizer *s, struct profile *p, const uint64_t *ips,
 			    uint32_t n, uint32_t *locs)
 {
-	uint32_t mapping = kernel_mapping(s, p), i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t addr = ips[i] - (i > 0);
-		const struct ksym *sym;
-		uint32_t id = profile_location_find(p, mapping, addr);
-
-		if (id == ITAB_NONE) {
-			sym = s->kallsyms_err ? NULL : kallsyms_lookup(&s->kallsyms, addr);
-			id = named_location(p, mapping, addr, FRAME_KERNEL,
-					    sym ? ksym_name(&s->kallsyms, sym) : NULL);
-		}
-		locs[i] = id;
-	}
+	kernel_symbols_stack(&s->kernel, p, ips, n, locs);
 }

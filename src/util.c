@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,22 @@ uint64_t wall_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int open_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = flags,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = path + strspn(path, "/");
+	int fd;
+
+	if (rootfd < 0)
+		fd = open(path, flags);
+	else
+		fd = syscall(SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
 }
 
 bool task_alive(uint32_t id)

@@ -53,5 +53,7 @@ void options_release(struct options *o);
 
 /* The sysfs list format "0-3,6": parsed into a sorted array. */
 int parse_cpu_list(const char *s, int **cpus, size_t *n);
+/* Every online CPU; 0 or -errno. */
+int online_cpus(int **cpus, size_t *n);
 
 #endif

@@ -16,6 +16,7 @@
 struct cached_stack {
 	uint64_t key;		/* the sampler's cache_key */
 	uint32_t tgid;		/* 0 for kernel stacks: the same in every process */
+	uint32_t gen;		/* the process's image, for user stacks */
 	uint32_t first, n;	/* into locs */
 };
 

@@ -7,6 +7,7 @@
 #ifndef BPFPROF_ELF_H
 #define BPFPROF_ELF_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@ struct elf_symtab {
 };
 
 int elf_symtab_read_fd(struct elf_symtab *t, int fd);
+/* The GNU build ID in a note section, as hex into hex[2 * BUILD_ID_MAX + 1]; false if none. */
+bool elf_note_build_id(Elf_Scn *scn, char *hex);
 int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size);
 void elf_symtab_release(struct elf_symtab *t);
 

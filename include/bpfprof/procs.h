@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * What each sampled process had mapped: its executable mappings, read from
- * /proc/PID/maps when the process is first seen and kept after it exits.
+ * What each process had mapped, and when: per process a list of images,
+ * one per generation (a new process by fork, a new program by exec; see
+ * proc_gen in the BPF program), each with its executable mappings. Built
+ * from a scan of /proc at start and the perf side-band records after it,
+ * and kept after the process exits, so its samples can be named later.
  */
 #ifndef BPFPROF_PROCS_H
 #define BPFPROF_PROCS_H
@@ -11,26 +14,38 @@
 #include <stdint.h>
 
 #include "bpfprof/intern.h"
+#include "bpfprof/sideband.h"
 
 struct proc_map {
 	uint64_t start, end;	/* [start, end) */
 	uint64_t offset;	/* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
+	uint8_t build_id[20];
+	uint8_t build_id_size;	/* 0: not known from the kernel */
 	bool deleted;		/* the path ended in " (deleted)" (stripped here) */
 	char *path;		/* "" for anonymous memory; "[vdso]" and such kept */
+	int32_t file;		/* the symbolizer's handle for the file; -1: none yet */
 };
 
 /* Parses maps text, keeping the executable mappings, sorted by start. */
 int procmaps_parse(const char *text, struct proc_map **maps, size_t *nr);
 void procmaps_free(struct proc_map *maps, size_t nr);
 
+/* What one program image mapped, from its fork or exec to the next. */
+struct proc_image {
+	uint32_t gen;
+	struct proc_map *maps;	/* sorted by start, disjoint */
+	size_t nr_maps, maps_alloc;
+};
+
 struct proc {
 	uint32_t tgid;
-	struct proc_map *maps;
-	size_t nr_maps;
-	uint64_t read_generation;	/* procs generation of the last read */
-	bool gone;			/* /proc/PID could not be read */
+	struct proc_image *images;	/* ascending gen; the last is current */
+	size_t nr_images, images_alloc;
+	uint64_t known_since;	/* side-band records before this are in what we have */
+	uint64_t gone_ns;	/* when it exited; 0 while it lives */
+	uint64_t read_generation;	/* drain when /proc/PID/maps was last read */
 };
 
 struct procs {
@@ -43,13 +58,32 @@ struct procs {
 
 void procs_init(struct procs *ps);
 void procs_release(struct procs *ps);
-/* The process, its maps read now if this is the first time it is seen. */
-struct proc *procs_get(struct procs *ps, uint32_t tgid);
+
+/* The process, or NULL if it was never seen. */
+struct proc *procs_find(struct procs *ps, uint32_t tgid);
+/* The process, created from /proc/PID/maps (as generation gen) if it was never seen. */
+struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen);
 /*
- * The mapping covering addr. If none does and the process still lives,
- * its maps are read again (at most once per generation): it may have
- * mapped something since.
+ * Records every process alive now from /proc, each as the generation
+ * current_gen() says the kernel counts for it (the BPF program's count).
+ * Side-band records older than a process's scan are then ignored for it.
  */
-const struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint64_t addr);
+void procs_scan(struct procs *ps, uint32_t (*current_gen)(void *ctx, uint32_t tgid), void *ctx);
+
+/*
+ * Applies one side-band record. For a new mapping, returns it (for the
+ * caller to attach its file to) with *owner its process; else NULL.
+ */
+struct proc_map *procs_apply(struct procs *ps, const struct sb_event *ev, struct proc **owner);
+
+/*
+ * The mapping covering addr in the image of generation gen (else the
+ * current image). If none covers it and the process still lives, the
+ * current image is read again from /proc (at most once per drain).
+ */
+struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr);
+
+/* Forgets processes that exited before the given time: their samples are all named. */
+void procs_prune(struct procs *ps, uint64_t before_ns);
 
 #endif

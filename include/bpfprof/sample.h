@@ -22,6 +22,8 @@ struct sample_key {
 	__s32 ustack_id;
 	__u64 cgroup_id;	/* cgroup v2 id: inode of the cgroup directory */
 	char comm[BPFPROF_COMM_LEN];
+	__u32 gen;		/* the process's generation: see proc_gen */
+	__u32 reserved;		/* zero: keys are compared as bytes */
 };
 
 /* Why a sample went through the ring buffer instead of the counts map. */
@@ -36,6 +38,8 @@ enum fallback_cause {
 struct fallback_record {
 	__u32 tgid;
 	__u32 pid;
+	__u32 gen;
+	__u32 reserved;
 	__u64 cgroup_id;
 	char comm[BPFPROF_COMM_LEN];
 	__u32 cpu;

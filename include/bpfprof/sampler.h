@@ -33,6 +33,7 @@ struct raw_stack {
 
 struct raw_sample {
 	uint32_t tgid, pid;
+	uint32_t gen;		/* the process's generation: which of its images */
 	uint64_t cgroup_id;
 	char comm[BPFPROF_COMM_LEN];
 	struct raw_stack kstack, ustack;
@@ -55,6 +56,8 @@ struct sampler_config {
 	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
 	const char *btf_path;	/* NULL: the kernel's own */
 	sample_fn *on_sample;	/* receives every sample, from drains and the ring buffer */
+	/* Called when a drain has flipped the sets, before their samples are handed out. */
+	void (*before_read)(void *ctx);
 	void *ctx;
 };
 
@@ -66,6 +69,7 @@ struct sampler_stats {
 	uint64_t received;		/* ring buffer records read */
 	uint64_t drains;
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
+	uint64_t sideband_lost;		/* side-band records the kernel dropped (set by the caller) */
 };
 
 struct sampler;
@@ -81,6 +85,9 @@ int sampler_stop(struct sampler *s);
 /* Statistics as of the last drain; out->recorded_per_cpu is a copy. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *out);
 void sampler_stats_release(struct sampler_stats *st);
+/* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */
+uint32_t sampler_process_gen(struct sampler *s, uint32_t tgid);
+
 /* Detaches (if not stopped) and frees; NULL is fine. */
 void sampler_free(struct sampler *s);
 

@@ -12,9 +12,10 @@
 
 #include <stdint.h>
 
+#include "bpfprof/dwarf.h"
 #include "bpfprof/elf.h"
 #include "bpfprof/intern.h"
-#include "bpfprof/kallsyms.h"
+#include "bpfprof/ksyms.h"
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 
@@ -28,31 +29,52 @@ struct sym_frame {
 	uint32_t line;		/* 0 when unknown */
 };
 
+struct jitmap;
+
 /* One ELF file, identified by what /proc/PID/maps says of it. */
 struct symfile {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode;
+	dev_t dev;		/* the opened file's identity: the cache's key */
+	ino_t ino;
 	char *path;
+	int fd;			/* open until its symbols are read; -1 after */
+	uint32_t tgid;		/* a process that mapped it: whose root its debug file is in */
 	int err;		/* 0: syms loaded; negative errno: why not */
-	struct elf_symtab syms;
+	struct elf_symtab syms;	/* segments, build ID, and symbols unless debug_syms has them */
+	/* A separate debug file, found once with the file (debuginfo.h). */
+	char *debug_path;	/* as the process that mapped the file sees it; NULL: none */
+	struct elf_symtab debug_syms;	/* its .symtab when the file itself has none */
+	/* The file's DWARF, else its debug file's; NULL: none. Indexed on lookup. */
+	struct dwarf_index *dwarf;
 };
 
 struct symbolizer {
 	struct procs procs;
-	struct kallsyms kallsyms;
-	int kallsyms_err;	/* 1 until loaded, then 0 or -errno */
-	char *kallsyms_path;
+	struct kernel_symbols kernel;
 	struct symfile **files;
 	uint32_t nr_files, files_alloc;
+	uint32_t open_files;	/* files still open, waiting to be read */
 	struct itab file_index;
 	struct symfile vdso;
-	uint32_t kernel_mapping;	/* profile mapping of the kernel, 0 until made */
+	/* JIT code: per process (tgid) its /tmp/perf-PID.map, once looked for. */
+	struct jitmap **jitmaps;
+	uint32_t nr_jitmaps, jitmaps_alloc;
+	struct itab jitmap_index;
 };
 
 void symbolizer_init(struct symbolizer *s);
 void symbolizer_release(struct symbolizer *s);
 /* Start of a drain: live processes may be re-read once if an address misses. */
 void symbolizer_new_generation(struct symbolizer *s);
+/* Every process alive now, as generation current_gen() says the kernel counts. */
+void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, uint32_t tgid),
+		     void *ctx);
+/*
+ * A side-band record: the process tables follow it, and the file of a new
+ * mapping is opened now, while the process that mapped it may still live.
+ */
+void symbolizer_track(void *s, const struct sb_event *ev);
+/* Processes that exited before this time have had all their samples named. */
+void symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
 
 /*
  * Location ids for n raw IPs, leaf first, into locs[n]. Callers' return
@@ -60,7 +82,8 @@ void symbolizer_new_generation(struct symbolizer *s);
  */
 void symbolize_kernel_stack(struct symbolizer *s, struct profile *p, const uint64_t *ips,
 			    uint32_t n, uint32_t *locs);
-void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,
+/* gen: the process's generation when sampled (struct sample_key). */
+void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t gen,
 			  const uint64_t *ips, uint32_t n, uint32_t *locs);
 
 #endif

@@ -76,6 +76,13 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Read a whole file (or /proc file) into *out (NUL-terminated); 0 or -errno. */
 int read_file(const char *path, char **out, size_t *len);
 
+/*
+ * Opens path as a process whose root directory is rootfd sees it: absolute
+ * paths, "..", and symlinks resolve inside that root, never out of it
+ * (openat2 RESOLVE_IN_ROOT). rootfd < 0: our own root. An fd or -errno.
+ */
+int open_in_root(int rootfd, const char *path, int flags);
+
 /* A process or thread that exists and is not a zombie. */
 bool task_alive(uint32_t id);
 

@@ -12,18 +12,21 @@ if ! command -v callgrind_annotate > /dev/null; then
 	exit 0
 fi
 
-# annotated FILE FUNCTION: the cost callgrind_annotate shows for ???:FUNCTION
-# ("." is 0), or nothing when it does not list it; "PROGRAM TOTALS" for the total.
+# annotated FILE FUNCTION: the cost callgrind_annotate shows for SOURCE:FUNCTION
+# (the source file from DWARF, or ???; "." is 0), or nothing when it does not
+# list it; "PROGRAM TOTALS" for the total.
 annotated() {
 	awk -v fn="$2" '
 		fn == "PROGRAM TOTALS" && / PROGRAM TOTALS$/ { v = $1; found = 1; exit }
-		fn != "PROGRAM TOTALS" && $NF == "???:" fn { v = $1; found = 1; exit }
+		fn != "PROGRAM TOTALS" && substr($NF, length($NF) - length(fn)) == ":" fn &&
+			$(NF - 1) != "=>" { v = $1; found = 1; exit }
 		END { if (found) { gsub(",", "", v); print (v == "." ? 0 : v) } }' "$1"
 }
 
 # self_sum FILE: the sum of the self column over every function listed.
 self_sum() {
-	awk '$NF ~ /^\?\?\?:/ { v = $1; gsub(",", "", v); if (v != ".") t += v } END { print t + 0 }' "$1"
+	awk '/ file:function$/ { on = 1; next } on && /^-+$/ { next } on && !NF { on = 0 }
+		on { v = $1; gsub(",", "", v); if (v != ".") t += v } END { print t + 0 }' "$1"
 }
 
 start_workload split $((SECONDS_RUN + 3))

@@ -28,7 +28,7 @@ done
 # Per function: flat (leaf) and cumulative samples, from the folded lines.
 # The root frame (comm-PID) is not a function; unnamed frames [file+0x...]
 # are named differently by pprof ([file], or <unknown> unsymbolized), so
-# both sides skip them.
+# both sides skip them. Inlined calls are "name (inline)" in pprof.
 awk '{
 	n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
 	k = split(s, f, ";")
@@ -45,8 +45,11 @@ pprof -top -symbolize=none -sample_index=samples -nodefraction=0 -edgefraction=0
 	"$T/run.pb.gz" 2> /dev/null |
 	awk 'found && NF >= 6 {
 		name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name)
-		if (name !~ /^[[<]/) printf "%s\t%d\t%d\n", name, $1, $4
-	} /flat%/ { found = 1 }' | sort > "$T/pprof.funcs"
+		sub(/ \(inline\)$/, "", name)	# pprof marks inlined calls; folded says _[i]
+		if (name ~ /^\[/ || name == "<unknown>") next
+		flat[name] += $1; cum[name] += $4
+	} /flat%/ { found = 1 }
+	END { for (x in cum) printf "%s\t%d\t%d\n", x, flat[x], cum[x] }' | sort > "$T/pprof.funcs"
 nfuncs=$(wc -l < "$T/folded.funcs")
 if [ "$nfuncs" -gt 10 ] && diff "$T/folded.funcs" "$T/pprof.funcs" > "$T/funcs.diff"; then
 	ok "flat and cumulative samples of all $nfuncs named functions equal the folded output's"

@@ -164,7 +164,10 @@ document.getElementById('f').onload = function () {
 	try {
 		for (i = 0; i < d.getElementById('frames').children.length; i++) {
 			var g = d.getElementById('frames').children[i], t = g.children[0].textContent;
-			if (t.indexOf('split_one_third (') === 0) one = g.children[1];
+			/* The widest: a rare stack may hold another, narrow one. */
+			if (t.indexOf('split_one_third (') === 0 &&
+			    (!one || +g.children[1].getAttribute('data-s') > +one.getAttribute('data-s')))
+				one = g.children[1];
 			if (t.indexOf('all (') === 0) all = g.children[1];
 		}
 		fire(one, 'mouseover');

@@ -290,6 +290,8 @@ static char *refold(const struct frames *fs)
 			strbuf_addstr(&sb, "_[k]");
 		else if (!strcmp(f->kind, "jit"))
 			strbuf_addstr(&sb, "_[j]");
+		else if (!strcmp(f->kind, "inline"))
+			strbuf_addstr(&sb, "_[i]");
 		paths[i] = xstrdup(sb.buf);
 	}
 	for (i = 1; i < fs->n; i++)

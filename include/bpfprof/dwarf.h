@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * DWARF through libdw: for an ELF virtual address, the chain of functions
+ * the code there belongs to, innermost first (inlined calls, then the
+ * function they were inlined into), each with its source file and line.
+ *
+ * Built lazily and once: libdw started and the compile units' address
+ * ranges read on the first lookup, one unit's functions and inlined calls
+ * (flattened into sorted, disjoint address ranges) on the first lookup
+ * that falls in it. A lookup is then two binary searches, the line
+ * table's own binary search, and a walk up the inline chain.
+ *
+ * A reader: never prints; 0 or a negative errno.
+ */
+#ifndef BPFPROF_DWARF_H
+#define BPFPROF_DWARF_H
+
+#include <stdint.h>
+
+/* One frame; strings belong to the index and live as long as it does. */
+struct dwarf_frame {
+	const char *name;	/* linkage name if any, else the DWARF name; NULL: unknown */
+	const char *file;	/* source file, or NULL */
+	uint32_t line;		/* 0 when unknown */
+};
+
+struct dwarf_index;
+
+/*
+ * Maps the ELF file on fd for its DWARF; the fd may be closed afterwards.
+ * -ENODATA when the file has no .debug_info.
+ */
+int dwarf_index_open(struct dwarf_index **out, int fd);
+void dwarf_index_free(struct dwarf_index *d);
+
+/*
+ * The frames at vaddr, innermost first, into out[max]; a deeper chain
+ * keeps its outermost max frames. Returns how many, 0 when no compile
+ * unit covers vaddr. The outermost frame's name is NULL when only the
+ * line table knows the address (assembly, say).
+ */
+int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame *out, int max);
+
+#endif

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Frames are named even when the process is gone before the drain, when its
+# binary is deleted or replaced, when it runs from a memfd or exists only
+# inside another mount namespace: processes are followed from the start of
+# the run (perf side-band records) and their files opened while they live.
+. tests/lib.sh
+
+# share NUM DEN: NUM/DEN as a percentage, 1 decimal.
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+
+# 1. A storm: 300 processes of 10-50 ms each, two at a time, profiled system-wide
+# with 1 s drains: most are gone before the drain that reads their samples.
+(for i in $(seq 150); do
+	"$WL/burst" $((10 + RANDOM % 40)) & "$WL/burst" $((10 + RANDOM % 40)); wait
+done) &
+storm=$!
+BG_PIDS+=($storm)
+$BPFPROF -F 999 -d 6 -o "$T/storm.folded" 2> "$T/storm.err"
+wait $storm
+# Samples in the burst binary's own code: named main/burst_work, or [burst+0x...] when not.
+awk '/^burst;/ {
+	n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+	if (s ~ /;(main|burst_work)(;|$)/) named += n
+	else if (s ~ /;\[burst\+0x/) unnamed += n
+} END { print named + 0, unnamed + 0 }' "$T/storm.folded" > "$T/storm.count"
+read -r named unnamed < "$T/storm.count"
+procs=$(sed -n 's/^bpfprof: \([0-9]*\) processes.*/\1/p' "$T/storm.err")
+if [ "$named" -gt 3000 ] && within "$(share "$named" $((named + unnamed)))" 95 100; then
+	ok "storm: $(share "$named" $((named + unnamed)))% of $((named + unnamed)) samples in the exited processes' code are named ($procs processes)"
+else
+	not_ok "storm: $named named, $unnamed unnamed samples in the burst binary"
+	grep '^burst;' "$T/storm.folded" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   /'
+fi
+total=$(sum_matching "$T/storm.folded" '^burst;')
+burst_work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
+check "storm: $(share "$burst_work" "$total")% of all burst samples are in main;burst_work (>= 90%)" \
+	within "$(share "$burst_work" "$total")" 90 100
+
+# 2. A long-lived binary deleted during the run, and one replaced by another file.
+cp "$WL/split" "$T/deleted-split"
+cp "$WL/split" "$T/replaced-split"
+"$T/deleted-split" 8 > /dev/null & BG_PIDS+=($!)
+"$T/replaced-split" 8 > /dev/null & BG_PIDS+=($!)
+sleep 0.3
+(sleep 1.2; rm "$T/deleted-split"; cp "$WL/spin" "$T/new"; mv "$T/new" "$T/replaced-split") &
+$BPFPROF -F 999 -d 3 -o "$T/deleted.folded" 2> /dev/null
+for who in deleted replaced; do
+	n=$(sum_matching "$T/deleted.folded" "^$who-split;.*;split_caller;split_(two|one)_third")
+	all=$(sum_matching "$T/deleted.folded" "^$who-split;")
+	if [ "$all" -gt 2000 ] && within "$(share "$n" "$all")" 95 100; then
+		ok "$who binary: $n of $all samples still name split_caller's callees"
+	else
+		not_ok "$who binary: $n of $all samples named"; grep "^$who" "$T/deleted.folded" | head -3
+	fi
+done
+
+# 3. A program run from a memfd (no path leads to it) that exits before the drain.
+"$WL/memfd_exec" "$WL/split" 2 > /dev/null &
+BG_PIDS+=($!)
+$BPFPROF -F 999 -d 4 --interval 3 -o "$T/memfd.folded" 2> /dev/null
+n=$(sum_matching "$T/memfd.folded" '^memfd:bpfprof-t;.*;split_caller;split_(two|one)_third')
+all=$(sum_matching "$T/memfd.folded" '^memfd:bpfprof-t;')
+if [ "$all" -gt 500 ] && within "$(share "$n" "$all")" 95 100; then
+	ok "memfd binary, gone before the drain: $n of $all samples named"
+else
+	not_ok "memfd binary: $n of $all samples named"; grep '^memfd' "$T/memfd.folded" | head -3
+fi
+
+# 4. A binary that exists only inside a private mount namespace.
+unshare -m --propagation private sh -c "
+	mkdir -p /tmp/bpfprof-ns-$$ && mount -t tmpfs tmpfs /tmp/bpfprof-ns-$$ &&
+	cp '$WL/split' /tmp/bpfprof-ns-$$/ns-split && exec /tmp/bpfprof-ns-$$/ns-split 4" > /dev/null &
+BG_PIDS+=($!)
+sleep 0.5
+check "the namespace's binary is invisible from here" [ ! -e "/tmp/bpfprof-ns-$$/ns-split" ]
+$BPFPROF -F 999 -d 2 -o "$T/ns.folded" 2> /dev/null
+n=$(sum_matching "$T/ns.folded" '^ns-split;.*;split_caller;split_(two|one)_third')
+all=$(sum_matching "$T/ns.folded" '^ns-split;')
+if [ "$all" -gt 1000 ] && within "$(share "$n" "$all")" 95 100; then
+	ok "a binary only inside a mount namespace: $n of $all samples named"
+else
+	not_ok "mount namespace binary: $n of $all samples named"; grep '^ns-split' "$T/ns.folded" | head -3
+fi
+rmdir "/tmp/bpfprof-ns-$$" 2> /dev/null
