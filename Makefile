@@ -164,9 +164,16 @@ $(O)/tests/bench-writers: tests/bench/writers.c $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Time and memory to write each format for a profile of 50k distinct stacks.
-bench: $(O)/tests/bench-writers
+$(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Time and memory to write each format for a profile of 50k distinct stacks;
+# symbolization against eu-addr2line and addr2line.
+bench: $(O)/tests/bench-writers $(O)/tests/bench-symbols
 	$(O)/tests/bench-writers 50000 5
+	$(O)/tests/bench-symbols /lib/x86_64-linux-gnu/libc.so.6 20000
 
 # Installing ------------------------------------------------------------------
 
