@@ -98,6 +98,15 @@ $(O)/tests/workloads/%: tests/workloads/%.c
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) -o $@ $< -lm
+# The same without frame pointers, as distributions build: for DWARF unwinding.
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
+$(O)/tests/workloads/split-nofp: tests/workloads/split.c
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
+$(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
+WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp
 $(O)/tests/workloads/%: tests/workloads/%.cpp
 	$(call msg,CLANG++,$@)
 	$(Q)mkdir -p $(@D)

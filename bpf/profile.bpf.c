@@ -28,6 +28,8 @@ const volatile bool filter_cgroup = false;	/* --cgroup */
 const volatile bool include_idle = false;	/* -I */
 const volatile bool kernel_stacks = true;	/* not -U */
 const volatile bool user_stacks = true;		/* not -K */
+const volatile bool dwarf_unwind = false;	/* --unwind dwarf */
+const volatile __u32 stack_copy_bytes = 16384;	/* --stack-size, a multiple of 1 KiB */
 
 /* The map set the program writes to; flipped by userspace through .bss. */
 __u32 active_set = 0;
@@ -166,6 +168,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 		st->v[STAT_LOST_COLLISION + cause]++;
 		return;
 	}
+	r->kind = RECORD_FALLBACK;
 	r->tgid = key->tgid;
 	r->pid = key->pid;
 	r->gen = key->gen;
@@ -200,6 +203,54 @@ static __always_inline bool count(__u32 set, const struct sample_key *key)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * --unwind dwarf: the user registers at the sample and the stack above sp,
+ * copied a chunk at a time until the end of what is mapped, for userspace
+ * to unwind. The registers are the task's user state (bpf_task_pt_regs),
+ * also when the sample hit in the kernel.
+ */
+static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
+					       const struct sample_key *key, struct sample_stats *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct dwarf_record *r;
+	struct pt_regs *regs;
+	__u32 i, n = 0;
+
+	r = bpf_ringbuf_reserve(&fallback, sizeof(*r) - BPFPROF_MAX_STACK_COPY + stack_copy_bytes, 0);
+	if (!r) {
+		st->v[STAT_LOST_DWARF]++;
+		return;
+	}
+	r->kind = RECORD_DWARF;
+	r->tgid = key->tgid;
+	r->pid = key->pid;
+	r->gen = key->gen;
+	r->cgroup_id = key->cgroup_id;
+	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
+	r->cpu = bpf_get_smp_processor_id();
+	r->kstack_bytes = kernel_stacks ? bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0) : -EFAULT;
+	r->ip = r->sp = r->bp = 0;
+	if (user_stacks && task->mm) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		r->ip = regs->ip;
+		r->sp = regs->sp;
+		r->bp = regs->bp;
+		for (i = 0; i < BPFPROF_MAX_STACK_COPY / BPFPROF_STACK_CHUNK; i++) {
+			if ((i + 1) * BPFPROF_STACK_CHUNK > stack_copy_bytes)
+				break;
+			if (bpf_probe_read_user(r->stack + i * BPFPROF_STACK_CHUNK, BPFPROF_STACK_CHUNK,
+						(void *)(r->sp + i * BPFPROF_STACK_CHUNK)))
+				break;
+			n = i + 1;
+		}
+	}
+	r->stack_bytes = n * BPFPROF_STACK_CHUNK;
+	r->reserved = 0;
+	bpf_ringbuf_submit(r, 0);
+	st->v[STAT_DWARF_SENT]++;
 }
 
 SEC("perf_event")
@@ -238,6 +289,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	gen = bpf_map_lookup_elem(&proc_gen, &key.tgid);
 	key.gen = gen ? *gen : 0;
 
+	if (dwarf_unwind) {
+		send_for_unwinding(ctx, &key, st);
+		return 0;
+	}
 	set = active_set & 1;
 	key.kstack_id = kernel_stacks ? stack_id(ctx, set, false, st, &cause) : BPFPROF_NO_STACK;
 	key.ustack_id = user_stacks ? stack_id(ctx, set, true, st, &cause) : BPFPROF_NO_STACK;

@@ -41,7 +41,11 @@ static const char usage_text[] =
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
 	"      --stack-storage-size N  stacks each BPF stack map holds (default 16384)\n"
 	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
-	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 4096)\n"
+	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 4096;\n"
+	"                              65536 with --unwind dwarf)\n"
+	"      --unwind fp|dwarf       user stacks from frame pointers (default), or unwound from\n"
+	"                              each sample's stack copy with the binaries' CFI\n"
+	"      --stack-size BYTES      user stack copied per sample with --unwind dwarf (default 16384)\n"
 	"      --btf FILE              kernel BTF (default /sys/kernel/btf/vmlinux)\n"
 	"  -v, --verbose               say more on stderr, libbpf's messages included\n"
 	"  -h, --help                  show this help\n"
@@ -54,6 +58,8 @@ enum {
 	OPT_STACK_STORAGE,
 	OPT_MAX_STACKS,
 	OPT_RING_BUFFER,
+	OPT_UNWIND,
+	OPT_STACK_SIZE,
 	OPT_BTF,
 };
 
@@ -74,6 +80,8 @@ static const struct option long_options[] = {
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "ring-buffer-size", required_argument, NULL, OPT_RING_BUFFER },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -385,7 +393,8 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->interval = 1;
 	o->stack_storage_size = 16384;
 	o->max_stacks = 16384;
-	o->ring_buffer_kib = 4096;
+	o->ring_buffer_kib = 0;	/* by --unwind, below */
+	o->stack_size = 16384;
 	o->command_line = join_args(argc, argv);
 	max_rate = max_sample_rate();
 
@@ -450,6 +459,19 @@ int options_parse(struct options *o, int argc, char **argv)
 				err = usage_error("--ring-buffer-size %s is not a power of two; give e.g. 4096",
 						  optarg);
 			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "dwarf"))
+				o->dwarf_unwind = true;
+			else if (strcmp(optarg, "fp"))
+				err = usage_error("--unwind '%s': unknown; give fp (frame pointers) or dwarf",
+						  optarg);
+			break;
+		case OPT_STACK_SIZE:
+			err = parse_u32(c, optarg, 1024, 65536, "a number of bytes", NULL, &o->stack_size);
+			if (!err && o->stack_size % 1024)
+				err = usage_error("--stack-size %s is not a multiple of 1024; give e.g. 16384",
+						  optarg);
+			break;
 		case OPT_BTF:
 			o->btf = optarg;
 			break;
@@ -483,6 +505,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
 	if ((err = resolve_formats(o)))
 		return err;
+	/* Whole stacks through the ring buffer need more room than the fallback alone. */
+	if (!o->ring_buffer_kib)
+		o->ring_buffer_kib = o->dwarf_unwind ? 65536 : 4096;
 	if (o->cgroup && (err = check_cgroup(o)))
 		return err;
 	if (o->duration > 0 && o->interval > o->duration)

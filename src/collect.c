@@ -95,7 +95,24 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 
 	/* Leaf first: the kernel part sits below the user part. */
 	n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
-	n += locations(c, &rs->ustack, rs->tgid, rs->gen, false, frames + n);
+	if (rs->user) {
+		const struct raw_user_state *u = rs->user;
+		struct unwind_regs regs = { u->ip, u->sp, u->bp };
+		enum unwind_end end;
+
+		n += symbolize_unwound_stack(c->symbolizer, c->profile, rs->tgid, rs->gen, &regs,
+					     u->stack, u->stack_bytes, frames + n,
+					     BPFPROF_MAX_DEPTH - 1, &end);
+		c->unwinds[end]++;
+		/* A stack that does not reach its first frame says so at its root. */
+		if (end != UNWIND_COMPLETE)
+			frames[n++] = profile_special_location(c->profile, "[truncated]");
+	} else {
+		n += locations(c, &rs->ustack, rs->tgid, rs->gen, false, frames + n);
+		/* The kernel keeps at most this many frames: a stack that long was cut. */
+		if (rs->ustack.n >= BPFPROF_MAX_DEPTH)
+			frames[n++] = profile_special_location(c->profile, "[truncated]");
+	}
 	s.stack = profile_stack(c->profile, frames, n);
 	s.pid = rs->tgid;
 	s.tid = rs->pid;

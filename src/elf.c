@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfprof/elf.h"
 #include "bpfprof/util.h"
@@ -13,6 +14,7 @@
 struct ranked_sym {
 	struct elf_sym sym;
 	unsigned rank;
+	size_t order;		/* as read: the last tie-break */
 };
 
 struct sym_builder {
@@ -21,23 +23,66 @@ struct sym_builder {
 	size_t nr, alloc, names_alloc;
 };
 
-static void add_sym(struct sym_builder *b, const GElf_Sym *sym, const char *name)
+/*
+ * How much of a symbol's name is its name: a symbol version
+ * (f@@GLIBC_2.34 in a debug file's .symtab) is not, except "@plt"; nor
+ * are blanks at its end (no compiler writes them; a frame shown with
+ * them would end a folded line in two spaces).
+ */
+static size_t name_len(const char *name)
 {
-	struct elf_symtab *t = b->t;
-	size_t n = strlen(name);
+	size_t n = strcspn(name, "@");
+
+	if (!strcmp(name + n, "@plt"))
+		return strlen(name);
+	while (n && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+/* Cuts the name at off to its first ELF_MAX_NAME bytes, not inside a UTF-8 sequence. */
+static void cut_name(char *names, size_t off)
+{
+	size_t n = strnlen(names + off, ELF_MAX_NAME + 1);
+
+	if (n <= ELF_MAX_NAME)
+		return;
+	n = ELF_MAX_NAME;
+	while (n && ((unsigned char)names[off + n] & 0xc0) == 0x80)
+		n--;
+	names[off + n] = '\0';
+}
+
+/* Adds a symbol named by the string at t->names + off. */
+static void add_sym_at(struct sym_builder *b, const GElf_Sym *sym, size_t off)
+{
 	int bind = GELF_ST_BIND(sym->st_info);
 	struct ranked_sym *r;
 
 	ALLOC_GROW(b->items, b->nr + 1, b->alloc);
-	ALLOC_GROW(t->names, t->names_len + n + 1, b->names_alloc);
-	memcpy(t->names + t->names_len, name, n + 1);
-	r = &b->items[b->nr++];
+	r = &b->items[b->nr];
 	r->sym.addr = sym->st_value;
 	r->sym.size = sym->st_size;
-	r->sym.name = t->names_len;
+	r->sym.name = off;
 	/* Prefer global over weak over local names, then sized symbols. */
 	r->rank = (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (sym->st_size != 0);
+	r->order = b->nr++;
+}
+
+/* Adds a symbol with a name of its own (not in the string table), appended to the names. */
+static void add_sym(struct sym_builder *b, const GElf_Sym *sym, const char *name)
+{
+	struct elf_symtab *t = b->t;
+	size_t n = name_len(name), off = t->names_len;
+
+	if (!n)
+		return;
+	ALLOC_GROW(t->names, t->names_len + n + 1, b->names_alloc);
+	memcpy(t->names + off, name, n);
+	t->names[off + n] = '\0';
 	t->names_len += n + 1;
+	cut_name(t->names, off);
+	add_sym_at(b, sym, off);
 }
 
 static bool is_function(const GElf_Sym *sym)
@@ -48,25 +93,75 @@ static bool is_function(const GElf_Sym *sym)
 	       sym->st_value != 0;
 }
 
+/*
+ * The names are the symbol table's string table, copied once: whatever
+ * its symbols point at (many may share one long string), they take no
+ * more memory than the table itself. A name is cut in place (at a
+ * version, or at ELF_MAX_NAME bytes): a name sharing its bytes reads
+ * the same there anyway, or is as long as the limit already.
+ */
+static bool copy_strings(struct sym_builder *b, Elf *elf, size_t strndx)
+{
+	struct elf_symtab *t = b->t;
+	Elf_Scn *scn = elf_getscn(elf, strndx);
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED))
+		return false;
+	data = elf_section_data(scn, ELF_MAX_STRTAB_BYTES);
+	if (!data || !data->d_buf || !data->d_size)
+		return false;
+	free(t->names);
+	t->names = xmalloc(data->d_size + 1);
+	memcpy(t->names, data->d_buf, data->d_size);
+	/* A last string without its NUL is no name: this one ends it without making it one. */
+	t->names[data->d_size] = '\0';
+	t->names_len = b->names_alloc = data->d_size + 1;
+	return true;
+}
+
 /* Adds the functions of one symbol section; returns how many. */
 static size_t read_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, count, added = 0;
+	struct elf_symtab *t = b->t;
+	size_t i, count, added = 0, strings_len;
+	Elf_Data *data;
 
-	if (!data || !sh->sh_entsize)
+	if (!gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT) ||
+	    !(data = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES)) || !copy_strings(b, elf, sh->sh_link))
 		return 0;
-	count = sh->sh_size / sh->sh_entsize;
+	strings_len = t->names_len - 1;
+	count = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	for (i = 0; i < count; i++) {
 		GElf_Sym sym;
-		const char *name;
+		size_t n;
 
-		if (!gelf_getsym(data, i, &sym) || !is_function(&sym))
+		if (!gelf_getsym(data, i, &sym) || !is_function(&sym) || sym.st_name >= strings_len)
 			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
+		/* Unterminated inside its table: not a name (elf_strptr() says the same). */
+		n = strnlen(t->names + sym.st_name, strings_len - sym.st_name);
+		if (sym.st_name + n == strings_len)
 			continue;
-		add_sym(b, &sym, name);
+		n = name_len(t->names + sym.st_name);
+		if (!n)
+			continue;
+		t->names[sym.st_name + n] = '\0';
+		cut_name(t->names, sym.st_name);
+		/*
+		 * A symbol without a size (crti's _init, assembly) covers up to the
+		 * next one, but never past its own section: not into the PLT.
+		 */
+		if (!sym.st_size) {
+			Elf_Scn *own = elf_getscn(elf, sym.st_shndx);
+			GElf_Shdr osh;
+
+			if (own && gelf_getshdr(own, &osh) && sym.st_value >= osh.sh_addr &&
+			    sym.st_value - osh.sh_addr < osh.sh_size)
+				sym.st_size = osh.sh_size - (sym.st_value - osh.sh_addr);
+		}
+		add_sym_at(b, &sym, sym.st_name);
 		added++;
 	}
 	return added;
@@ -74,7 +169,7 @@ static size_t read_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const 
 
 bool elf_note_build_id(Elf_Scn *scn, char *hex)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = elf_section_data(scn, ELF_MAX_NOTE_BYTES);
 	size_t off = 0, name_off, desc_off;
 	GElf_Nhdr nh;
 
@@ -102,7 +197,7 @@ static int ranked_cmp(const void *a, const void *b)
 		return x->sym.addr < y->sym.addr ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
-	return x->sym.name < y->sym.name ? -1 : x->sym.name > y->sym.name;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 /* Sorts the symbols read and keeps the best name at each address. */
@@ -111,12 +206,70 @@ static void finish_symbols(struct sym_builder *b)
 	struct elf_symtab *t = b->t;
 	size_t i;
 
-	qsort(b->items, b->nr, sizeof(*b->items), ranked_cmp);
+	if (b->nr)
+		qsort(b->items, b->nr, sizeof(*b->items), ranked_cmp);
 	t->syms = xmalloc((b->nr ? b->nr : 1) * sizeof(*t->syms));
 	for (i = 0; i < b->nr; i++)
 		if (!t->nr || t->syms[t->nr - 1].addr != b->items[i].sym.addr)
 			t->syms[t->nr++] = b->items[i].sym;
 	free(b->items);
+}
+
+/*
+ * PLT stubs have no symbols: name them "func@plt" from the PLT's
+ * relocations, as perf does. Stub i of .rela.plt sits at .plt.sec + 16 i
+ * when there is a .plt.sec (IBT), else at .plt + 16 (i + 1), past PLT0.
+ */
+static void add_plt_symbols(struct sym_builder *b, Elf *elf, const GElf_Ehdr *eh)
+{
+	Elf_Scn *scn = NULL, *rela = NULL, *plt = NULL, *plt_sec = NULL;
+	GElf_Shdr rela_sh = { 0 }, plt_sh = { 0 }, plt_sec_sh = { 0 }, dynsym_sh, sh;
+	Elf_Data *data;
+	uint64_t base;
+	size_t i, count;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, eh->e_shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rela_sh = sh;
+		} else if (!strcmp(name, ".plt")) {
+			plt = scn;
+			plt_sh = sh;
+		} else if (!strcmp(name, ".plt.sec")) {
+			plt_sec = scn;
+			plt_sec_sh = sh;
+		}
+	}
+	if (!rela || !(plt || plt_sec) || !(data = elf_section_data(rela, ELF_MAX_SYMTAB_BYTES)) ||
+	    !rela_sh.sh_entsize || !gelf_getshdr(elf_getscn(elf, rela_sh.sh_link), &dynsym_sh) ||
+	    !gelf_getshdr(elf_getscn(elf, dynsym_sh.sh_link), &sh) || sh.sh_size > ELF_MAX_STRTAB_BYTES)
+		return;
+	base = plt_sec ? plt_sec_sh.sh_addr : plt_sh.sh_addr + 16;
+	count = rela_sh.sh_size / rela_sh.sh_entsize;
+	if (count > ELF_MAX_PLT_STUBS)
+		count = ELF_MAX_PLT_STUBS;
+	for (i = 0; i < count; i++) {
+		Elf_Data *syms = elf_section_data(elf_getscn(elf, rela_sh.sh_link), ELF_MAX_SYMTAB_BYTES);
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		char buf[256];
+
+		if (!gelf_getrela(data, i, &r) || !syms || !gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) ||
+		    !(name = elf_strptr(elf, dynsym_sh.sh_link, sym.st_name)) || !*name)
+			continue;
+		snprintf(buf, sizeof(buf), "%.*s@plt", (int)strcspn(name, "@"), name);
+		sym.st_value = base + 16 * i;
+		sym.st_size = 16;
+		sym.st_info = GELF_ST_INFO(STB_LOCAL, STT_FUNC);
+		if (sym.st_value + 16 <= (plt_sec ? plt_sec_sh.sh_addr + plt_sec_sh.sh_size :
+					  plt_sh.sh_addr + plt_sh.sh_size))
+			add_sym(b, &sym, buf);
+	}
 }
 
 static int read_elf(struct elf_symtab *t, Elf *elf)
@@ -162,6 +315,12 @@ static int read_elf(struct elf_symtab *t, Elf *elf)
 		t->from_symtab = true;
 	else if (dynsym)
 		read_symbols(&b, elf, dynsym, &dynsym_sh);
+	if (!t->names) {
+		/* Name 0 is "": the PLT's names are appended after it. */
+		t->names = xcalloc(1, 1);
+		t->names_len = b.names_alloc = 1;
+	}
+	add_plt_symbols(&b, elf, &eh);
 	finish_symbols(&b);
 	return 0;
 }
@@ -181,10 +340,9 @@ static int read_and_end(struct elf_symtab *t, Elf *elf)
 {
 	int err;
 
-	if (!elf) {
-		memset(t, 0, sizeof(*t));
+	memset(t, 0, sizeof(*t));
+	if (!elf)
 		return -ENOEXEC;
-	}
 	err = elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : -ENOEXEC;
 	elf_end(elf);
 	if (err)
@@ -194,14 +352,117 @@ static int read_and_end(struct elf_symtab *t, Elf *elf)
 
 int elf_symtab_read_fd(struct elf_symtab *t, int fd)
 {
-	init_libelf();
-	return read_and_end(t, elf_begin(fd, ELF_C_READ_MMAP, NULL));
+	return read_and_end(t, elf_open_fd(fd));
 }
 
 int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size)
 {
+	return read_and_end(t, elf_open_mem(image, size));
+}
+
+/* Opening, within limits -------------------------------------------------- */
+
+/* A file, or an image in memory. */
+struct elf_src {
+	int fd;
+	const unsigned char *image;
+	size_t size;
+};
+
+static bool src_read(const struct elf_src *src, uint64_t off, void *buf, size_t len)
+{
+	if (src->image) {
+		if (off > src->size || len > src->size - off)
+			return false;
+		memcpy(buf, src->image + off, len);
+		return true;
+	}
+	return pread(src->fd, buf, len, off) == (ssize_t)len;
+}
+
+static uint64_t get_uint(const unsigned char *p, size_t len, bool msb)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		v |= (uint64_t)p[msb ? i : len - 1 - i] << (8 * (len - 1 - i));
+	return v;
+}
+
+/*
+ * libelf allocates for every section and program header the ELF header
+ * (or section 0, for counts that overflow it) claims, as far as the file
+ * goes: a sparse file goes far. What libelf cannot read is left to it.
+ */
+static bool counts_ok(const struct elf_src *src)
+{
+	unsigned char h[64], sh0[64];
+	uint64_t shoff, shnum, phnum;
+	bool is64, msb;
+
+	if (!src_read(src, 0, h, EI_NIDENT) || memcmp(h, ELFMAG, SELFMAG) ||
+	    (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64))
+		return true;
+	is64 = h[EI_CLASS] == ELFCLASS64;
+	msb = h[EI_DATA] == ELFDATA2MSB;
+	if (!src_read(src, 0, h, is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return true;
+	shoff = is64 ? get_uint(h + 40, 8, msb) : get_uint(h + 32, 4, msb);
+	phnum = get_uint(h + (is64 ? 56 : 44), 2, msb);
+	shnum = get_uint(h + (is64 ? 60 : 48), 2, msb);
+	if ((!shnum || phnum == PN_XNUM) && shoff &&
+	    src_read(src, shoff, sh0, is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))) {
+		if (!shnum)
+			shnum = is64 ? get_uint(sh0 + 32, 8, msb) : get_uint(sh0 + 20, 4, msb);
+		if (phnum == PN_XNUM)
+			phnum = is64 ? get_uint(sh0 + 44, 4, msb) : get_uint(sh0 + 28, 4, msb);
+	}
+	return shnum <= ELF_MAX_SECTIONS && phnum <= ELF_MAX_SEGMENTS;
+}
+
+/* The section names, read by every elf_strptr() on them, within their limit too. */
+static Elf *checked(Elf *elf)
+{
+	size_t ndx;
+	GElf_Shdr sh;
+
+	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getshdrstrndx(elf, &ndx) && ndx &&
+	    gelf_getshdr(elf_getscn(elf, ndx), &sh) && sh.sh_size > ELF_MAX_SHSTRTAB_BYTES) {
+		elf_end(elf);
+		return NULL;
+	}
+	return elf;
+}
+
+Elf *elf_open_fd(int fd)
+{
+	struct elf_src src = { .fd = fd };
+
 	init_libelf();
-	return read_and_end(t, elf_memory((char *)image, size));
+	if (!counts_ok(&src))
+		return NULL;
+	/* Read, not mapped: a file truncated under us fails a read rather than fault (SIGBUS). */
+	return checked(elf_begin(fd, ELF_C_READ, NULL));
+}
+
+Elf *elf_open_mem(const void *image, size_t size)
+{
+	struct elf_src src = { .fd = -1, .image = image, .size = size };
+
+	init_libelf();
+	if (!counts_ok(&src))
+		return NULL;
+	return checked(elf_memory((char *)image, size));
+}
+
+Elf_Data *elf_section_data(Elf_Scn *scn, uint64_t max)
+{
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || sh.sh_size > max)
+		return NULL;
+	return elf_getdata(scn, NULL);
 }
 
 void elf_symtab_release(struct elf_symtab *t)
@@ -219,7 +480,7 @@ int elf_symtab_offset_to_vaddr(const struct elf_symtab *t, uint64_t offset, uint
 	for (i = 0; i < t->nsegs; i++) {
 		const struct elf_segment *s = &t->segs[i];
 
-		if (offset >= s->offset && offset < s->offset + s->filesz) {
+		if (offset >= s->offset && offset - s->offset < s->filesz) {
 			*vaddr = offset - s->offset + s->vaddr;
 			return 0;
 		}
@@ -244,7 +505,7 @@ const struct elf_sym *elf_symtab_lookup(const struct elf_symtab *t, uint64_t vad
 		return NULL;
 	s = &t->syms[lo - 1];
 	/* A sized symbol covers only its bytes; PLT stubs and padding lie between. */
-	if (s->size && vaddr >= s->addr + s->size)
+	if (s->size && vaddr - s->addr >= s->size)
 		return NULL;
 	return s;
 }

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -30,10 +31,44 @@
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
 static volatile sig_atomic_t stop_signal;
+/* When sampling was told to stop (first signal, or the loop's end): -v's end latency. */
+static volatile uint64_t stop_ns;
 
 static void on_stop_signal(int sig)
 {
+	/* clock_gettime is async-signal-safe; an aligned 64-bit store is whole on 64-bit CPUs. */
+	if (!stop_signal)
+		stop_ns = now_ns();
 	stop_signal = sig;
+}
+
+/*
+ * Milliseconds since this process was exec'd, for -v's timing lines. The
+ * kernel gives the start only in clock ticks (/proc/self/stat, field 22),
+ * so this reads up to one tick (10 ms at USER_HZ 100) long; -1 if unknown.
+ */
+static double ms_since_exec(void)
+{
+	char buf[1024], *p;
+	unsigned long long start;
+	struct timespec ts;
+	ssize_t n = -1;
+	int fd, i;
+
+	if ((fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces: count fields from its closing parenthesis (field 2). */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, "%llu", &start) != 1 || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return -1;
+	return (ts.tv_sec + ts.tv_nsec / 1e9 - (double)start / sysconf(_SC_CLK_TCK)) * 1e3;
 }
 
 static void catch_signals(void)
@@ -163,7 +198,8 @@ static void summarize(const struct options *o, const struct profile *p,
 		(unsigned long long)t[STAT_IDLE], o->idle ? "recorded" : "skipped (-I records them)",
 		(unsigned long long)t[STAT_FILTERED]);
 
-	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL];
+	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
+	       t[STAT_LOST_DWARF];
 	strbuf_reset(&sb);
 	if (lost)
 		strbuf_addf(&sb, " (stack collision %llu, stack map full %llu, counts map full %llu;"
@@ -189,13 +225,28 @@ static void summarize(const struct options *o, const struct profile *p,
 	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
 		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
 		(unsigned long long)st->drains);
+	if (o->dwarf_unwind) {
+		uint64_t all = 0;
+
+		for (i = 0; i < UNWIND_END_MAX; i++)
+			all += st->unwinds[i];
+		fprintf(stderr, "bpfprof: unwound %llu user stacks: %llu complete; truncated ([truncated] "
+			"root): %llu no CFI, %llu beyond the copied stack, %llu at the depth limit, "
+			"%llu unfollowable; %llu lost to a full ring buffer\n",
+			(unsigned long long)all, (unsigned long long)st->unwinds[UNWIND_COMPLETE],
+			(unsigned long long)st->unwinds[UNWIND_NO_CFI],
+			(unsigned long long)st->unwinds[UNWIND_NO_STACK],
+			(unsigned long long)st->unwinds[UNWIND_DEPTH],
+			(unsigned long long)st->unwinds[UNWIND_BAD],
+			(unsigned long long)t[STAT_LOST_DWARF]);
+	}
 	if (st->sideband_lost)
 		warning("the kernel dropped %llu side-band records (mmap, exec, fork, exit): some "
 			"short-lived processes may keep unnamed frames",
 			(unsigned long long)st->sideband_lost);
 	if (st->mismatches || st->drained[0] + st->drained[1] !=
 				      t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1] ||
-	    st->received != t[STAT_FALLBACK])
+	    st->received != t[STAT_FALLBACK] + t[STAT_DWARF_SENT])
 		warning("accounting does not add up: the program counted %llu + %llu through the ring "
 			"buffer, the drains read %llu + %llu; please report this",
 			(unsigned long long)(t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1]),
@@ -219,6 +270,7 @@ static void add_lost(struct collector *c, const struct sampler_stats *st)
 	collector_add_lost(c, "[lost: stack collision]", st->total[STAT_LOST_COLLISION]);
 	collector_add_lost(c, "[lost: stack map full]", st->total[STAT_LOST_STACK_FULL]);
 	collector_add_lost(c, "[lost: counts map full]", st->total[STAT_LOST_COUNTS_FULL]);
+	collector_add_lost(c, "[lost: ring buffer full]", st->total[STAT_LOST_DWARF]);
 }
 
 /* Everything one run holds while it samples. */
@@ -228,6 +280,7 @@ struct session {
 	struct sideband *sideband;	/* NULL if the kernel refused one: /proc only */
 	struct symbolizer sym;
 	struct collector coll;
+	bool samples_seen;		/* -v: a drain has handed out samples */
 };
 
 /* Side-band records are read this often, so files are opened while their processes live. */
@@ -258,6 +311,21 @@ static uint32_t process_gen(void *ctx, uint32_t tgid)
 	return sampler_process_gen(((struct session *)ctx)->sampler, tgid);
 }
 
+/* -v: when the first samples reach userspace (drains come every --interval). */
+static void note_first_samples(struct session *ss)
+{
+	struct sampler_stats st;
+
+	if (ss->samples_seen || !verbose)
+		return;
+	sampler_stats(ss->sampler, &st);
+	if (st.drained[0] + st.drained[1] + st.received) {
+		ss->samples_seen = true;
+		debug("timing: first samples drained %.0f ms after exec", ms_since_exec());
+	}
+	sampler_stats_release(&st);
+}
+
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
 static int sample_loop(struct session *ss, uint64_t start)
 {
@@ -278,6 +346,7 @@ static int sample_loop(struct session *ss, uint64_t start)
 				break;
 			/* Every sample of a process that exited before the flip is named now. */
 			symbolizer_forget_before(&ss->sym, now);
+			note_first_samples(ss);
 			while (next_drain <= now)
 				next_drain += interval;
 			if (progress) {
@@ -299,6 +368,8 @@ static int sample_loop(struct session *ss, uint64_t start)
 		err = 0;
 		read_sideband(ss);
 	}
+	if (!stop_signal)
+		stop_ns = now_ns();	/* the duration ended or the targets are gone */
 	if (progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (stop_signal)
@@ -383,6 +454,8 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	if (cfg->ring_buffer_bytes < (uint32_t)getpagesize())
 		cfg->ring_buffer_bytes = getpagesize();
 	cfg->btf_path = o->btf;
+	cfg->dwarf_unwind = o->dwarf_unwind;
+	cfg->stack_copy_bytes = o->stack_size;
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
 	cfg->ctx = ss;
@@ -420,27 +493,34 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	int err = -1;
 
 	symbolizer_init(&ss.sym);
+	ss.sym.unwinding = o->dwarf_unwind;
 	collector_init(&ss.coll, prof, &ss.sym);
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
 	if (sampler_open(&ss.sampler, &cfg))
 		goto out;
-	track_processes(&ss);
 	/* The clock starts once every CPU samples. */
 	prof->start_wall_ns = wall_ns();
 	start = now_ns();
+	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
+	debug("timing: attached %.0f ms after exec, at %.6f s wall clock", ms_since_exec(),
+	      prof->start_wall_ns / 1e9);
+	track_processes(&ss);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
+	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
+	prof->duration_ns = now_ns() - start;
+	debug("timing: sampled %.3f s", prof->duration_ns / 1e9);
 	if (sampler_stop(ss.sampler) || err) {
 		err = -1;
 		goto out;
 	}
-	prof->duration_ns = now_ns() - start;
 	prof->frequency = o->frequency;
 	prof->period_ns = 1000000000ULL / o->frequency;
 	prof->command_line = xstrdup(o->command_line);
 	sampler_stats(ss.sampler, st);
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
 	add_lost(&ss.coll, st);
+	memcpy(st->unwinds, ss.coll.unwinds, sizeof(st->unwinds));
 out:
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
@@ -470,6 +550,8 @@ int record(const struct options *o)
 	profile_init(&prof);
 	if ((!o->cgroup_path || cgroup_fd >= 0) && !profile_machine(o, cgroup_fd, &prof, &st)) {
 		rc = write_outputs(o, out, &prof) ? EXIT_RUNTIME : 0;
+		debug("timing: outputs written %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
+		      stop_signal ? "the stop signal" : "sampling ended");
 		summarize(o, &prof, &st, prof.duration_ns / 1e9);
 	}
 	/* Outputs already in place are untouched; the rest lose their temporary files. */

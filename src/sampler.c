@@ -80,6 +80,8 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->include_idle = cfg->include_idle;
 	skel->rodata->kernel_stacks = cfg->kernel_stacks;
 	skel->rodata->user_stacks = cfg->user_stacks;
+	skel->rodata->dwarf_unwind = cfg->dwarf_unwind;
+	skel->rodata->stack_copy_bytes = cfg->stack_copy_bytes;
 	for (i = 0; i < 2; i++) {
 		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
 		    (err = bpf_map__set_max_entries(counts[i], cfg->max_stacks)))
@@ -193,12 +195,37 @@ static uint32_t stack_depth(const uint64_t *ips, uint32_t max)
 	return n;
 }
 
+static void on_dwarf_record(struct sampler *s, const struct dwarf_record *r, size_t size)
+{
+	struct raw_user_state user = { r->ip, r->sp, r->bp, r->stack, r->stack_bytes };
+	struct raw_sample rs = { 0 };
+
+	if (size < offsetof(struct dwarf_record, stack) + r->stack_bytes)
+		return;
+	s->stats.received++;
+	rs.tgid = r->tgid;
+	rs.pid = r->pid;
+	rs.gen = r->gen;
+	rs.cgroup_id = r->cgroup_id;
+	memcpy(rs.comm, r->comm, sizeof(rs.comm));
+	rs.kstack.ips = (const uint64_t *)r->kstack;
+	rs.kstack.n = r->kstack_bytes > 0 ? stack_depth(rs.kstack.ips, r->kstack_bytes / 8) : 0;
+	rs.user = r->ip ? &user : NULL;
+	rs.count = 1;
+	s->on_sample(s->ctx, &rs);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 	const struct fallback_record *r = data;
 	struct raw_sample rs = { 0 };
 
+	if (size >= sizeof(uint32_t) && r->kind == RECORD_DWARF) {
+		if (size >= offsetof(struct dwarf_record, stack))
+			on_dwarf_record(s, data, size);
+		return 0;
+	}
 	if (size < sizeof(*r))
 		return 0;
 	s->stats.received++;

@@ -13,6 +13,7 @@
 #include "bpfprof/debuginfo.h"
 #include "bpfprof/demangle.h"
 #include "bpfprof/perfmap.h"
+#include "bpfprof/sample.h"
 #include "bpfprof/symbolize.h"
 
 static int load_vdso(struct symfile *f);
@@ -26,6 +27,8 @@ void symbolizer_init(struct symbolizer *s)
 	kernel_symbols_init(&s->kernel, "/proc/kallsyms");
 	s->vdso.path = xstrdup("[vdso]");
 	s->vdso.fd = -1;
+	s->vdso.cfi_fd = -1;
+	unwinder_init(&s->unwinder);
 	s->vdso.err = load_vdso(&s->vdso);
 }
 
@@ -33,6 +36,12 @@ static void symfile_free(struct symfile *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
+	if (f->cfi)
+		dwarf_cfi_end(f->cfi);
+	if (f->cfi_elf)
+		elf_end(f->cfi_elf);
+	if (f->cfi_fd >= 0)
+		close(f->cfi_fd);
 	elf_symtab_release(&f->syms);
 	elf_symtab_release(&f->debug_syms);
 	dwarf_index_free(f->dwarf);
@@ -53,6 +62,7 @@ void symbolizer_release(struct symbolizer *s)
 	free(s->files);
 	itab_release(&s->file_index);
 	symfile_free(&s->vdso);
+	unwinder_release(&s->unwinder);
 	jitmaps_release(s);
 	memset(s, 0, sizeof(*s));
 }
@@ -101,8 +111,12 @@ static int load_vdso(struct symfile *f)
 		return err;
 	err = -ENOENT;
 	for (i = 0; i < nr; i++)
-		if (maps[i].start == base && !strcmp(maps[i].path, "[vdso]"))
+		if (maps[i].start == base && !strcmp(maps[i].path, "[vdso]")) {
 			err = elf_symtab_read_mem(&f->syms, (const void *)base, maps[i].end - maps[i].start);
+			/* Our own mapping of it lives as long as we do: its CFI can be read in place. */
+			if (!err && (f->cfi_elf = elf_memory((char *)base, maps[i].end - maps[i].start)))
+				f->cfi = dwarf_getcfi_elf(f->cfi_elf);
+		}
 	procmaps_free(maps, nr);
 	return err;
 }
@@ -268,6 +282,10 @@ static void read_symbols(struct symbolizer *s, struct symfile *f)
 		load_debug_info(&s->procs, f->tgid, f, f->fd);
 	else
 		debug("no symbols in '%s': %s", f->path, strerror(-f->err));
+	/* Unwinding reads .eh_frame as it goes: keep an ELF handle on the file. */
+	if (s->unwinding && !f->err && (f->cfi_fd = dup(f->fd)) > 0 &&
+	    (f->cfi_elf = elf_begin(f->cfi_fd, ELF_C_READ_MMAP, NULL)))
+		f->cfi = dwarf_getcfi_elf(f->cfi_elf);
 	close(f->fd);
 	f->fd = -1;
 	s->open_files--;
@@ -278,6 +296,7 @@ static struct symfile *new_symfile(struct symbolizer *s, uint32_t tgid, int fd, 
 {
 	struct symfile *f = xcalloc(1, sizeof(*f));
 
+	f->cfi_fd = -1;
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
 	f->path = xstrdup(path);
@@ -626,6 +645,49 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 	if (f)
 		n = file_frames(s, f, addr - m->start + m->offset, frames);
 	return frames_location(p, mapping, addr, FRAME_USER, frames, n);
+}
+
+/* What the unwinder asks: the CFI covering pc in the process, and pc in the file's terms. */
+struct cfi_query {
+	struct symbolizer *s;
+	struct proc *proc;
+	uint32_t gen;
+};
+
+static Dwarf_CFI *cfi_at(void *ctx, uint64_t pc, uint64_t *vaddr)
+{
+	struct cfi_query *q = ctx;
+	struct proc_map *m = proc_find_map(&q->s->procs, q->proc, q->gen, pc);
+	struct symfile *f = NULL;
+
+	if (!m)
+		return NULL;
+	if (!strcmp(m->path, "[vdso]"))
+		f = &q->s->vdso;
+	else if (m->path[0] == '/')
+		f = get_file(q->s, q->proc->tgid, m);
+	if (!f)
+		return NULL;
+	read_symbols(q->s, f);
+	if (!f->cfi || elf_symtab_offset_to_vaddr(&f->syms, pc - m->start + m->offset, vaddr))
+		return NULL;
+	return f->cfi;
+}
+
+uint32_t symbolize_unwound_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,
+				 uint32_t gen, const struct unwind_regs *regs, const uint8_t *stack,
+				 uint32_t stack_bytes, uint32_t *locs, uint32_t max,
+				 enum unwind_end *end)
+{
+	struct cfi_query q = { s, procs_get(&s->procs, tgid, gen), gen };
+	uint64_t ips[BPFPROF_MAX_DEPTH];
+	uint32_t n;
+
+	if (max > BPFPROF_MAX_DEPTH)
+		max = BPFPROF_MAX_DEPTH;
+	n = unwind_stack(&s->unwinder, cfi_at, &q, regs, stack, stack_bytes, ips, max, end);
+	symbolize_user_stack(s, p, tgid, gen, ips, n, locs);
+	return n;
 }
 
 void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t gen,

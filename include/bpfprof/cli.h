@@ -38,6 +38,8 @@ struct options {
 	uint32_t stack_storage_size;	/* --stack-storage-size */
 	uint32_t max_stacks;		/* --max-stacks */
 	uint32_t ring_buffer_kib;	/* --ring-buffer-size */
+	bool dwarf_unwind;		/* --unwind dwarf */
+	uint32_t stack_size;		/* --stack-size: user stack bytes copied per sample */
 	const char *btf;		/* --btf */
 	int verbose;			/* -v */
 	char *command_line;		/* argv joined, for the record */

@@ -30,6 +30,7 @@ struct collector {
 	struct itab cache_index;
 	uint32_t *locs;
 	uint32_t nr_locs, locs_alloc;
+	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how each unwind ended */
 };
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);

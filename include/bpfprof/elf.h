@@ -14,6 +14,21 @@
 
 #define BUILD_ID_MAX 64		/* bytes; GNU build IDs are 20 */
 
+/*
+ * What one file may make us allocate, whatever its headers claim (a
+ * sparse file can claim terabytes): a file with more sections or program
+ * headers is not read at all, a bigger table is left out. Names are cut
+ * at ELF_MAX_NAME bytes.
+ */
+#define ELF_MAX_SECTIONS	(1u << 16)
+#define ELF_MAX_SEGMENTS	(1u << 16)
+#define ELF_MAX_SHSTRTAB_BYTES	(1u << 20)	/* section names */
+#define ELF_MAX_SYMTAB_BYTES	(256u << 20)	/* a symbol table: 11 M symbols */
+#define ELF_MAX_STRTAB_BYTES	(256u << 20)	/* its names */
+#define ELF_MAX_NOTE_BYTES	(64u << 10)
+#define ELF_MAX_PLT_STUBS	(1u << 16)
+#define ELF_MAX_NAME		4096
+
 struct elf_sym {
 	uint64_t addr;		/* st_value: ELF virtual address */
 	uint64_t size;		/* 0 when the symbol table does not say */
@@ -34,6 +49,17 @@ struct elf_symtab {
 	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, "" if none */
 	bool from_symtab;	/* .symtab (full) rather than .dynsym (exports) */
 };
+
+/*
+ * An ELF file opened for libelf within the limits above, or NULL. Files
+ * are read, never mapped: a file its owner truncates under us makes a
+ * read fail, not the profiler fault (SIGBUS). The fd must stay open as
+ * long as the handle; elf_end() it.
+ */
+Elf *elf_open_fd(int fd);
+Elf *elf_open_mem(const void *image, size_t size);
+/* A section's data if it has at most max bytes in the file, else NULL. */
+Elf_Data *elf_section_data(Elf_Scn *scn, uint64_t max);
 
 int elf_symtab_read_fd(struct elf_symtab *t, int fd);
 /* The GNU build ID in a note section, as hex into hex[2 * BUILD_ID_MAX + 1]; false if none. */

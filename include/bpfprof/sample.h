@@ -34,12 +34,18 @@ enum fallback_cause {
 	CAUSE_MAX
 };
 
+/* What a ring buffer record is: its first field. */
+enum record_kind {
+	RECORD_FALLBACK = 1,	/* struct fallback_record */
+	RECORD_DWARF = 2,	/* struct dwarf_record */
+};
+
 /* A sample sent whole, stacks copied, when the maps could not take it. */
 struct fallback_record {
+	__u32 kind;		/* RECORD_FALLBACK */
 	__u32 tgid;
 	__u32 pid;
 	__u32 gen;
-	__u32 reserved;
 	__u64 cgroup_id;
 	char comm[BPFPROF_COMM_LEN];
 	__u32 cpu;
@@ -50,9 +56,35 @@ struct fallback_record {
 	__u64 ustack[BPFPROF_MAX_DEPTH];
 };
 
+/* Most of the user stack --stack-size may copy per sample. */
+#define BPFPROF_MAX_STACK_COPY (64 * 1024)
+#define BPFPROF_STACK_CHUNK 1024
+
+/*
+ * With --unwind dwarf: a sample's user registers and the top of its user
+ * stack, for userspace to unwind with the binaries' CFI; its kernel stack
+ * copied. Reserved at the size --stack-size asks: stack[] holds
+ * stack_bytes of it, from sp up.
+ */
+struct dwarf_record {
+	__u32 kind;		/* RECORD_DWARF */
+	__u32 tgid;
+	__u32 pid;
+	__u32 gen;
+	__u64 cgroup_id;
+	char comm[BPFPROF_COMM_LEN];
+	__u32 cpu;
+	__s32 kstack_bytes;	/* bytes filled in kstack, or negative error */
+	__u64 kstack[BPFPROF_MAX_DEPTH];
+	__u64 ip, sp, bp;	/* user registers; ip 0: no user context (kernel thread) */
+	__u32 stack_bytes;	/* bytes of stack copied */
+	__u32 reserved;
+	__u8 stack[BPFPROF_MAX_STACK_COPY];
+};
+
 /*
  * Per-CPU counters. Every sample the program sees ends in exactly one of:
- * IDLE_SKIPPED, FILTERED, COUNTED_SET0/1, FALLBACK, LOST_*; the others
+ * IDLE_SKIPPED, FILTERED, COUNTED_SET0/1, FALLBACK, DWARF_SENT, LOST_*; the others
  * describe samples (mode, stack failures) without deciding their fate.
  */
 enum stat_index {
@@ -75,6 +107,8 @@ enum stat_index {
 	STAT_LOST_COLLISION,	/* ring buffer full after a stack collision */
 	STAT_LOST_STACK_FULL,	/* ring buffer full after a full stack map */
 	STAT_LOST_COUNTS_FULL,	/* ring buffer full after a full counts map */
+	STAT_DWARF_SENT,	/* --unwind dwarf: samples sent with their stack */
+	STAT_LOST_DWARF,	/* --unwind dwarf: ring buffer full */
 	STAT_MAX
 };
 

@@ -20,6 +20,7 @@
 #include <linux/types.h>
 
 #include "bpfprof/sample.h"
+#include "bpfprof/unwind.h"
 
 struct raw_stack {
 	const uint64_t *ips;	/* leaf first; borrowed for the callback's duration */
@@ -31,12 +32,20 @@ struct raw_stack {
 	uint64_t cache_key;
 };
 
+/* --unwind dwarf: what a user stack is unwound from. */
+struct raw_user_state {
+	uint64_t ip, sp, bp;
+	const uint8_t *stack;	/* stack_bytes copied from sp up; borrowed */
+	uint32_t stack_bytes;
+};
+
 struct raw_sample {
 	uint32_t tgid, pid;
 	uint32_t gen;		/* the process's generation: which of its images */
 	uint64_t cgroup_id;
 	char comm[BPFPROF_COMM_LEN];
 	struct raw_stack kstack, ustack;
+	const struct raw_user_state *user;	/* non-NULL: unwind this, ustack is empty */
 	uint64_t count;
 };
 
@@ -52,6 +61,8 @@ struct sampler_config {
 	size_t npids;
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	bool include_idle, kernel_stacks, user_stacks;
+	bool dwarf_unwind;	/* copy registers and stack for userspace to unwind */
+	uint32_t stack_copy_bytes;	/* a multiple of BPFPROF_STACK_CHUNK */
 	uint32_t stack_storage_size, max_stacks;
 	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
 	const char *btf_path;	/* NULL: the kernel's own */
@@ -70,6 +81,7 @@ struct sampler_stats {
 	uint64_t drains;
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	uint64_t sideband_lost;		/* side-band records the kernel dropped (set by the caller) */
+	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how they ended (set by the caller) */
 };
 
 struct sampler;

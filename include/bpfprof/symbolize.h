@@ -16,6 +16,7 @@
 #include "bpfprof/elf.h"
 #include "bpfprof/intern.h"
 #include "bpfprof/ksyms.h"
+#include "bpfprof/unwind.h"
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 
@@ -45,6 +46,10 @@ struct symfile {
 	struct elf_symtab debug_syms;	/* its .symtab when the file itself has none */
 	/* The file's DWARF, else its debug file's; NULL: none. Indexed on lookup. */
 	struct dwarf_index *dwarf;
+	/* --unwind dwarf: its .eh_frame, through an ELF handle kept open. */
+	int cfi_fd;
+	Elf *cfi_elf;
+	Dwarf_CFI *cfi;
 };
 
 struct symbolizer {
@@ -53,6 +58,8 @@ struct symbolizer {
 	struct symfile **files;
 	uint32_t nr_files, files_alloc;
 	uint32_t open_files;	/* files still open, waiting to be read */
+	bool unwinding;		/* --unwind dwarf: keep each file's CFI */
+	struct unwinder unwinder;
 	struct itab file_index;
 	struct symfile vdso;
 	/* JIT code: per process (tgid) its /tmp/perf-PID.map, once looked for. */
@@ -82,6 +89,16 @@ void symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
  */
 void symbolize_kernel_stack(struct symbolizer *s, struct profile *p, const uint64_t *ips,
 			    uint32_t n, uint32_t *locs);
+/*
+ * --unwind dwarf: the user stack unwound from the registers and stack copy
+ * of a sample, then named like any other; returns how many locations went
+ * into locs[max] (leaf first), *end how the unwind ended.
+ */
+uint32_t symbolize_unwound_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,
+				 uint32_t gen, const struct unwind_regs *regs, const uint8_t *stack,
+				 uint32_t stack_bytes, uint32_t *locs, uint32_t max,
+				 enum unwind_end *end);
+
 /* gen: the process's generation when sampled (struct sample_key). */
 void symbolize_user_stack(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t gen,
 			  const uint64_t *ips, uint32_t n, uint32_t *locs);

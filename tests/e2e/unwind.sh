@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# --unwind dwarf: whole user stacks from code built without frame pointers,
+# unwound from each sample's stack copy with the binaries' CFI.
+. tests/lib.sh
+
+F=9999
+SECONDS_RUN=4
+
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+
+# profile NAME MODE WORKLOAD ARGS...: profiles one run of the workload.
+profile() {
+	local name=$1 mode=$2
+	shift 2
+	start_workload "$@"
+	local pid=$!
+	sleep 0.3
+	$BPFPROF -F $F -d $SECONDS_RUN -p $pid --unwind "$mode" -o "$T/$name.folded" 2> "$T/$name.err"
+	kill $pid 2> /dev/null
+}
+
+# 1. The 2:1 workload without frame pointers: the whole chain, the split.
+profile nofp-dwarf dwarf split-nofp $((SECONDS_RUN + 2))
+total=$(folded_total "$T/nofp-dwarf.folded")
+full=$(sum_matching "$T/nofp-dwarf.folded" '^split-nofp;_start;__libc_start_main;__libc_start_call_main;main;split_caller;split_(two_thirds|one_third)(;|$)')
+if [ "$total" -gt 20000 ] && within "$(share "$full" "$total")" 95 100; then
+	ok "no frame pointers, --unwind dwarf: $(share "$full" "$total")% of $total samples show _start...main;split_caller;leaf"
+else
+	not_ok "no frame pointers, --unwind dwarf: $full of $total samples show the whole chain"
+	awk '{print $NF, $0}' "$T/nofp-dwarf.folded" | sort -rn | head -5 | cut -c1-200 | sed 's/^/#   /'
+fi
+two=$(sum_matching "$T/nofp-dwarf.folded" ';split_two_thirds(;|$)')
+one=$(sum_matching "$T/nofp-dwarf.folded" ';split_one_third(;|$)')
+check "no frame pointers, --unwind dwarf: split $(ratio "$two" "$one") (2 +- 5%)" within "$(ratio "$two" "$one")" 1.9 2.1
+check "the summary counts the unwinds, all of them complete" \
+	grep -Eq "^bpfprof: unwound ([0-9]+) user stacks: \1 complete" "$T/nofp-dwarf.err"
+
+# The same binary with frame pointers unwinding shows why: no chain to main.
+profile nofp-fp fp split-nofp $((SECONDS_RUN + 2))
+total=$(folded_total "$T/nofp-fp.folded")
+full=$(sum_matching "$T/nofp-fp.folded" ';main;split_caller;split_(two_thirds|one_third)(;|$)')
+check "the same binary, --unwind fp: only $(share "$full" "$total")% reach main (the build has no frame pointers)" \
+	within "$(share "$full" "$total")" 0 50
+
+# 2. A hot path through libc (qsort with a callback), no frame pointers.
+profile qsort dwarf qsort-nofp $((SECONDS_RUN + 2))
+total=$(folded_total "$T/qsort.folded")
+twice=$(sum_matching "$T/qsort.folded" '^qsort-nofp;_start;__libc_start_main;__libc_start_call_main;main;sort_twice;')
+once=$(sum_matching "$T/qsort.folded" '^qsort-nofp;_start;__libc_start_main;__libc_start_call_main;main;sort_once;')
+if within "$(share $((twice + once)) "$total")" 95 100; then
+	ok "qsort through libc, --unwind dwarf: $(share $((twice + once)) "$total")% of $total samples from _start to main;sort_*"
+else
+	not_ok "qsort through libc: $((twice + once)) of $total samples reach main;sort_*"
+	awk '{print $NF, $0}' "$T/qsort.folded" | sort -rn | head -3 | cut -c1-200 | sed 's/^/#   /'
+fi
+check "qsort: sort_twice/sort_once = $(ratio "$twice" "$once") (2 +- 5%)" within "$(ratio "$twice" "$once")" 1.9 2.1
+check "qsort: the callback is seen under libc's qsort" grep -q ';qsort_r;.*;by_value' "$T/qsort.folded"
+
+# 3. With frame pointers, both ways of unwinding give the same stacks below main.
+profile fp-fp fp split $((SECONDS_RUN + 2))
+profile fp-dwarf dwarf split $((SECONDS_RUN + 2))
+# below_main FILE: "stack-below-main share%" for stacks with at least 1% of the samples.
+below_main() {
+	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); t += n
+		if (match(s, /;main(;|$)/)) { s = substr(s, RSTART + 1); c[s] += n } }
+	END { for (x in c) if (c[x] * 100 >= t) printf "%s %.0f\n", x, 100 * c[x] / t }' "$1" | sort
+}
+below_main "$T/fp-fp.folded" > "$T/fp.stacks"
+below_main "$T/fp-dwarf.folded" > "$T/dwarf.stacks"
+if [ "$(cut -d' ' -f1 "$T/fp.stacks")" = "$(cut -d' ' -f1 "$T/dwarf.stacks")" ] &&
+	[ "$(wc -l < "$T/fp.stacks")" -ge 2 ] &&
+	paste -d' ' "$T/fp.stacks" "$T/dwarf.stacks" | awk '{ d = $2 - $4; if (d < -5 || d > 5) bad = 1 } END { exit bad }'; then
+	ok "with frame pointers, fp and dwarf unwinding give the same stacks below main ($(tr '\n' ' ' < "$T/fp.stacks"))"
+else
+	not_ok "fp and dwarf unwinding differ below main"; diag "$T/fp.stacks"; diag "$T/dwarf.stacks"
+fi
+
+# 4. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
+for mode in dwarf fp; do
+	profile deep-$mode $mode deep $((SECONDS_RUN + 2)) 300
+	total=$(folded_total "$T/deep-$mode.folded")
+	cut_ok=$(sum_matching "$T/deep-$mode.folded" '^(deep;\[truncated\];deep_recurse;|\[lost: ring buffer full\]$)')
+	garbage=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+		for (i = 3; i <= k; i++) if (f[i] !~ /^(deep_recurse|deep_leaf|now_\[i\]|clock_gettime(@plt)?|__vdso_clock_gettime|.*_\[k\])$/) { print f[i]; exit } }' "$T/deep-$mode.folded")
+	depth=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = gsub(/deep_recurse/, "", s); if (n > m) m = n } END { print m }' "$T/deep-$mode.folded")
+	if [ "$total" -gt 20000 ] && [ "$cut_ok" = "$total" ] && [ -z "$garbage" ] && [ "$depth" -le 127 ]; then
+		ok "300-deep recursion, --unwind $mode: every stack cut at $depth deep_recurse frames under [truncated], no other frame"
+	else
+		not_ok "300-deep recursion, --unwind $mode: $cut_ok of $total cut cleanly, depth $depth, stray frame '$garbage'"
+		awk '{print $NF, $0}' "$T/deep-$mode.folded" | sort -rn | head -3 | cut -c1-200 | sed 's/^/#   /'
+	fi
+done
