@@ -45,7 +45,7 @@ pprof -top -symbolize=none -sample_index=samples -nodefraction=0 -edgefraction=0
 	"$T/run.pb.gz" 2> /dev/null |
 	awk 'found && NF >= 6 {
 		name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name)
-		sub(/ \(inline\)$/, "", name)	# pprof marks inlined calls; folded says _[i]
+		sub(/ \((partial-)?inline\)$/, "", name)	# pprof marks inlined calls; folded says _[i]
 		if (name ~ /^\[/ || name == "<unknown>") next
 		flat[name] += $1; cum[name] += $4
 	} /flat%/ { found = 1 }
