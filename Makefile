@@ -3,6 +3,8 @@
 # make            build build/bpfprof
 # make demo       install what is missing, build, profile the system for 5 s
 # make test       unit and end-to-end tests (root)
+# make fuzz       every reader under libFuzzer, FUZZ_SECONDS each (FUZZ=name for one)
+# make valgrind   a short profile under valgrind's memcheck (root)
 # make deps       install the Debian packages the build and tests need (root)
 # make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 # make install    PREFIX=/usr/local DESTDIR=
@@ -53,6 +55,10 @@ SKEL      := $(O)/profile.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/unit/%.o)
+# The fuzz targets, linked into the unit tests too: they replay the saved inputs.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+UNIT_OBJS += $(patsubst tests/fuzz/%.c,$(O)/tests/fuzz/%.o,tests/fuzz/common.c \
+	     $(FUZZ_NAMES:%=tests/fuzz/fuzz_%.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.c)) \
 	     $(patsubst tests/workloads/%.cpp,$(O)/tests/workloads/%,$(wildcard tests/workloads/*.cpp))
 TOOLS     := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(wildcard tests/tools/*.c))
@@ -82,7 +88,12 @@ $(SKEL): $(O)/profile.bpf.o
 $(O)/tests/unit/%.o: tests/unit/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/fuzz -c -o $@ $<
+
+$(O)/tests/fuzz/%.o: tests/fuzz/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/fuzz -c -o $@ $<
 
 $(O)/tests/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -144,6 +155,15 @@ $(O)/tests/fixtures/split-stripped: $(O)/tests/workloads/split
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
 
+# Fixtures for the hostile-input tests: DWARF nested past any stack, split
+# DWARF and dwz files whose other halves the test makes FIFOs, compressed
+# debug sections (tests/fixtures/hostile.sh).
+FIXTURES += $(O)/tests/fixtures/hostile/stamp
+$(O)/tests/fixtures/hostile/stamp: tests/fixtures/hostile.sh tests/fixtures/debuginfo.c
+	$(call msg,GEN,$(@D))
+	$(Q)mkdir -p $(@D)
+	$(Q)CC=$(CC) sh tests/fixtures/hostile.sh $(@D) && touch $@
+
 # Helper programs the end-to-end tests run (checkers, decoders).
 $(O)/tests/tools/%: tests/tools/%.c
 	$(call msg,CC,$@)
@@ -166,6 +186,19 @@ test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS)
 test: test-build
 	$(Q)O=$(O) bash tests/run.sh $(TESTS)
 
+# make valgrind: a short profile of the whole machine under memcheck; any
+# invalid access or leak fails it. Kernel-filled BPF map buffers (batch
+# lookups) are unknown to valgrind's bpf() model, so values are not
+# checked for definedness; tests/valgrind.supp holds its bpf() noise.
+VALGRIND_FLAGS := --leak-check=full --show-leak-kinds=definite,indirect,possible \
+		  --errors-for-leak-kinds=definite,indirect,possible --undef-value-errors=no \
+		  --suppressions=tests/valgrind.supp --error-exitcode=1
+valgrind: $(O)/bpfprof $(O)/tests/workloads/split
+	$(O)/tests/workloads/split 4 & \
+	valgrind $(VALGRIND_FLAGS) $(O)/bpfprof -F 99 -d 2 -o $(O)/valgrind.folded; rc=$$?; wait; \
+	[ $$rc = 0 ] && LC_ALL=C awk -f tests/check_folded.awk $(O)/valgrind.folded > /dev/null && \
+	echo "valgrind: no invalid accesses, no leaks"
+
 # Benchmarks -------------------------------------------------------------------
 
 $(O)/tests/bench-writers: tests/bench/writers.c $(LIB_OBJS)
@@ -179,10 +212,64 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Time and memory to write each format for a profile of 50k distinct stacks;
-# symbolization against eu-addr2line and addr2line.
-bench: $(O)/tests/bench-writers $(O)/tests/bench-symbols
+# symbolization against eu-addr2line and addr2line; then bpfprof against perf
+# and bpftrace on this machine (root; some 25 minutes, QUICK=1 for a short
+# try), its table in tests/bench/results.md.
+bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/tests/bench-symbols
 	$(O)/tests/bench-writers 50000 5
 	$(O)/tests/bench-symbols /lib/x86_64-linux-gnu/libc.so.6 20000
+	O=$(O) bash tests/bench/run.sh
+
+# Fuzzing ---------------------------------------------------------------------
+
+# make fuzz: every reader of untrusted input under libFuzzer, FUZZ_SECONDS each
+# (FUZZ=name for one), with AddressSanitizer and UBSan; a crash stops it. New
+# inputs go to $(O)/fuzz/corpus/NAME, crashes to $(O)/fuzz/crashes/NAME: fix
+# the reader, then keep the input in tests/fuzz/regressions/NAME (make test
+# replays them). Seeds: tests/fuzz/corpus/NAME and real files gathered here.
+FUZZ_SECONDS ?= 60
+FUZZ         ?= $(FUZZ_NAMES)
+FUZZ_O       := $(O)/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+# The readers, and what they need to build a profile and write it folded.
+FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,elf dwarf debuginfo procs kallsyms \
+		perfmap sideband util intern profile out_folded demangle))
+FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
+FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
+
+$(FUZZ_O)/src/%.o: src/%.c | $(SKEL)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_O)/tests/%.o: tests/fuzz/%.c
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Itests/fuzz -c -o $@ $<
+$(FUZZ_O)/tests/main-%.o: tests/fuzz/main.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Itests/fuzz -DFUZZ_TARGET=fuzz_$* -c -o $@ $<
+$(FUZZ_O)/fuzz_%: $(FUZZ_O)/tests/fuzz_%.o $(FUZZ_O)/tests/main-%.o $(FUZZ_COMMON) $(FUZZ_LIB)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FUZZ_O)/sbcapture: tests/fuzz/sbcapture.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -o $@ $<
+.PRECIOUS: $(FUZZ_O)/src/%.o $(FUZZ_O)/tests/%.o
+# Their dependency files are only read: no implicit rule may try to make one.
+$(FUZZ_O)/%.d: ;
+
+# Seeds from real files: small ELF files with and without DWARF, this
+# machine's maps and kallsyms, side-band records of a real fork and exec.
+$(FUZZ_O)/seeds.stamp: tests/fuzz/seeds.sh $(FUZZ_O)/sbcapture $(O)/tests/fixtures/libfixture-stripped.so
+	$(call msg,GEN,$(FUZZ_O)/seeds)
+	$(Q)O=$(O) CC=$(CC) CLANG=$(CLANG) sh tests/fuzz/seeds.sh $(FUZZ_O)/seeds && touch $@
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ_O)/seeds.stamp
+
+fuzz: fuzz-build
+	$(Q)O=$(O) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(FUZZ)
 
 # Installing ------------------------------------------------------------------
 
@@ -202,8 +289,9 @@ clean:
 # Debian 12 packages: the build, then what the tests and the demo run.
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev
-DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libxml2-utils chromium \
-	     fonts-dejavu-core elfutils libc6-dbg nodejs
+DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev dwz \
+	     libxml2-utils chromium \
+	     fonts-dejavu-core elfutils libc6-dbg nodejs linux-perf bpftrace time
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 deps:
@@ -227,7 +315,7 @@ demo: deps
 	@echo "demo: collapsed stacks in $(O)/demo.folded ($$(wc -l < $(O)/demo.folded) lines); the busiest:"
 	@awk '{ print $$NF "\t" substr($$0, 1, 150) }' $(O)/demo.folded | sort -rn | head -5
 
-.PHONY: all test test-build bench install uninstall clean deps vmlinux demo
+.PHONY: all test test-build bench fuzz fuzz-build valgrind install uninstall clean deps vmlinux demo
 .DELETE_ON_ERROR:
 
--include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(wildcard $(FUZZ_O)/*/*.d)

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,7 +23,8 @@
  */
 static void read_debuglink(struct debuginfo_elf *e, Elf_Scn *scn, bool big_endian)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	/* A file name (NAME_MAX), padding and the CRC: anything longer is no link. */
+	Elf_Data *data = elf_section_data(scn, 4096 + 8);
 	const unsigned char *p, *c;
 	size_t len, crc_off;
 
@@ -34,6 +34,9 @@ static void read_debuglink(struct debuginfo_elf *e, Elf_Scn *scn, bool big_endia
 	len = strnlen((const char *)p, data->d_size);
 	crc_off = (len + 4) & ~(size_t)3;
 	if (!len || crc_off + 4 > data->d_size)
+		return;
+	/* A file name, as objcopy writes it: no directory, so no way out of where it is looked for. */
+	if (memchr(p, '/', len) || !strcmp((const char *)p, ".") || !strcmp((const char *)p, ".."))
 		return;
 	c = p + crc_off;
 	e->link_name = xstrndup((const char *)p, len);
@@ -52,8 +55,7 @@ int debuginfo_elf_read(struct debuginfo_elf *e, int fd)
 	int err = 0;
 
 	memset(e, 0, sizeof(*e));
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_open_fd(fd);
 	if (!elf)
 		return -ENOEXEC;
 	ident = elf_getident(elf, NULL);
@@ -91,24 +93,46 @@ void debuginfo_elf_release(struct debuginfo_elf *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/*
+ * Read, not mapped (a file truncated under us would fault), and only up
+ * to DEBUGINFO_MAX_FILE_BYTES: /proc/kcore is a regular file too.
+ */
 int debuginfo_file_crc(int fd, uint32_t *crc)
 {
+	enum { CHUNK = 256 * 1024 };
+	unsigned char *buf;
+	uint64_t done = 0;
 	struct stat st;
-	void *p;
+	int err = 0;
 
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
+	if ((uint64_t)st.st_size > DEBUGINFO_MAX_FILE_BYTES)
+		return -EFBIG;
+	buf = xmalloc(CHUNK);
 	*crc = crc32_z(0, Z_NULL, 0);
-	if (!st.st_size)
-		return 0;
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	*crc = crc32_z(*crc, p, st.st_size);
-	munmap(p, st.st_size);
-	return 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf, CHUNK, done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		done += n;
+		if (done > DEBUGINFO_MAX_FILE_BYTES) {
+			err = -EFBIG;
+			break;
+		}
+		*crc = crc32_z(*crc, buf, n);
+	}
+	free(buf);
+	return err;
 }
 
 /* Finding the debug file -------------------------------------------------- */

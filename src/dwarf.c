@@ -2,12 +2,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfprof/dwarf.h"
+#include "bpfprof/elf.h"
 #include "bpfprof/util.h"
 
 #define NO_NODE UINT32_MAX
@@ -51,7 +54,10 @@ struct dw_unit {
 };
 
 struct dwarf_index {
+	int fd;			/* ours: libelf reads the file as libdw needs it */
 	Elf *elf;
+	void **copies;		/* sections given a NUL at their end (terminate_sections) */
+	size_t nr_copies;
 	Dwarf *dw;		/* NULL until the first lookup, or if libdw refused it */
 	bool units_read;
 	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
@@ -60,51 +66,110 @@ struct dwarf_index {
 	size_t nr_ranges;
 };
 
-static bool has_debug_info(Elf *elf)
+static bool is_debug_section(const char *name)
+{
+	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8) ||
+	       !strncmp(name, ".gnu.debuglto_.debug_", 21);
+}
+
+/* What libdw will hold of a section: its bytes, and as many again inflated if compressed. */
+static int section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, uint64_t *bytes)
+{
+	Elf_Data *data;
+	GElf_Chdr ch;
+
+	*bytes = sh->sh_size;
+	if (sh->sh_size > DWARF_MAX_BYTES)
+		return -EFBIG;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		if (!gelf_getchdr(scn, &ch))
+			return -EINVAL;
+		*bytes += ch.ch_size;
+	} else if (!strncmp(name, ".zdebug_", 8)) {
+		/* GNU's: "ZLIB", then the inflated size, big-endian. */
+		const unsigned char *p;
+		uint64_t size = 0;
+		int i;
+
+		data = elf_section_data(scn, DWARF_MAX_BYTES);
+		if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4))
+			return -EINVAL;
+		p = (const unsigned char *)data->d_buf + 4;
+		for (i = 0; i < 8; i++)
+			size = size << 8 | p[i];
+		*bytes += size;
+	}
+	return *bytes > DWARF_MAX_BYTES ? -EFBIG : 0;
+}
+
+/*
+ * Whether the file has DWARF we can read, before libdw reads any of it:
+ * some .debug_info; no .gnu_debugaltlink (dwz) or .debug_sup, naming a
+ * file libdw would open by that name on its own (a FIFO there would
+ * block us forever); all its debug sections within DWARF_MAX_BYTES.
+ */
+static int check_sections(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	uint64_t total = 0, bytes;
+	bool info = false;
+	int err;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
+		return -ENODATA;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
-			return true;
+		if (!strcmp(name, ".gnu_debugaltlink") || !strcmp(name, ".debug_sup"))
+			return -EOPNOTSUPP;
+		if (!is_debug_section(name))
+			continue;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			info = true;
+		if ((err = section_bytes(scn, &sh, name, &bytes)))
+			return err;
+		if (bytes > DWARF_MAX_BYTES - total)
+			return -EFBIG;
+		total += bytes;
 	}
-	return false;
+	return info ? 0 : -ENODATA;
 }
 
 /*
  * libdw is started on the first lookup, not here: it inflates every
  * compressed debug section as it starts (80 ms for libc's), and files are
- * opened as they are mapped, most never sampled.
+ * opened as they are mapped, most never sampled. The index reads the file
+ * through a descriptor of its own: no mapping that a truncation of the
+ * file would turn into SIGBUS.
  */
 int dwarf_index_open(struct dwarf_index **out, int fd)
 {
 	struct dwarf_index *d;
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0), err;
 	Elf *elf;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	/* The file is mapped (or read in) from here on: the caller may close fd. */
-	if (elf_kind(elf) != ELF_K_ELF || elf_cntl(elf, ELF_C_FDREAD)) {
-		elf_end(elf);
+	if (own < 0)
+		return -errno;
+	elf = elf_open_fd(own);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(own);
 		return -ENOEXEC;
 	}
-	if (!has_debug_info(elf)) {
+	if ((err = check_sections(elf))) {
 		elf_end(elf);
-		return -ENODATA;
+		close(own);
+		return err;
 	}
 	d = xcalloc(1, sizeof(*d));
+	d->fd = own;
 	d->elf = elf;
 	*out = d;
 	return 0;
@@ -131,6 +196,10 @@ void dwarf_index_free(struct dwarf_index *d)
 	if (d->dw)
 		dwarf_end(d->dw);
 	elf_end(d->elf);
+	close(d->fd);
+	for (i = 0; i < d->nr_copies; i++)
+		free(d->copies[i]);
+	free(d->copies);
 	free(d);
 }
 
@@ -191,7 +260,8 @@ static struct dw_range *flatten(struct dw_span *s, size_t n, size_t *nr_out)
 	size_t i, top = 0, nr = 0, alloc = 0;
 	uint64_t cur = 0;
 
-	qsort(s, n, sizeof(*s), span_cmp);
+	if (n)
+		qsort(s, n, sizeof(*s), span_cmp);
 	for (i = 0; i < n; i++) {
 		struct dw_span span = s[i];
 
@@ -238,6 +308,46 @@ static const struct dw_range *range_find(const struct dw_range *r, size_t n, uin
 /* Units ------------------------------------------------------------------- */
 
 /*
+ * libdw reads strings (names, directories) to their NUL without looking
+ * where their section ends: in a file whose string runs to the end of a
+ * section, past it. Each debug section libdw holds (inflated, if it was
+ * compressed) that does not end in a NUL is therefore replaced, under
+ * libdw, by a copy with NULs after its end, its size the same: every
+ * string then ends inside its section or right after it.
+ */
+#define SECTION_PAD 16
+
+static void terminate_sections(struct dwarf_index *d)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, alloc = 0;
+
+	if (elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		const char *name;
+		Elf_Data *data;
+		GElf_Shdr sh;
+		char *copy;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(d->elf, shstrndx, sh.sh_name)) || !is_debug_section(name))
+			continue;
+		/* What libdw read: elf_getdata() gives the same buffer, inflated. */
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || !data->d_size ||
+		    !((const char *)data->d_buf)[data->d_size - 1])
+			continue;
+		copy = xmalloc(data->d_size + SECTION_PAD);
+		memcpy(copy, data->d_buf, data->d_size);
+		memset(copy + data->d_size, 0, SECTION_PAD);
+		data->d_buf = copy;
+		ALLOC_GROW(d->copies, d->nr_copies + 1, alloc);
+		d->copies[d->nr_copies++] = copy;
+	}
+}
+
+/*
  * The first lookup starts libdw and reads where each compile unit's code
  * is: from the units themselves, as .debug_aranges is often missing
  * (Clang does not write it). Type, partial and skeleton units hold none.
@@ -245,7 +355,7 @@ static const struct dw_range *range_find(const struct dw_range *r, size_t n, uin
 static void read_units(struct dwarf_index *d)
 {
 	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Die cudie, subdie;
+	Dwarf_Die cudie;
 	Dwarf_Half version;
 	struct dw_span *spans = NULL;
 	size_t nr_spans = 0, spans_alloc = 0, units_alloc = 0;
@@ -255,7 +365,12 @@ static void read_units(struct dwarf_index *d)
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw)
 		return;
-	for (; dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
+	terminate_sections(d);
+	/*
+	 * No subdie: for a skeleton unit libdw would open the split unit's
+	 * .dwo file by the name the unit gives, wherever it points.
+	 */
+	for (; dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, NULL) == 0; cu = next) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
@@ -371,8 +486,14 @@ static const char *die_name(Dwarf_Die *die)
 	const char *s;
 	size_t i;
 
+	/*
+	 * An empty name is none (it would be an empty frame), nor one ending
+	 * in a blank, which no compiler writes (it would end a folded line in
+	 * two spaces).
+	 */
 	for (i = 0; i < ARRAY_SIZE(attrs); i++)
-		if (dwarf_attr_integrate(die, attrs[i], &a) && (s = dwarf_formstring(&a)))
+		if (dwarf_attr_integrate(die, attrs[i], &a) && (s = dwarf_formstring(&a)) && *s &&
+		    s[strlen(s) - 1] != ' ' && s[strlen(s) - 1] != '\t')
 			return s;
 	return NULL;
 }
@@ -420,7 +541,8 @@ static void walk(struct unit_builder *b, Dwarf_Die *die, uint32_t parent, uint32
 	Dwarf_Die child;
 	uint32_t node;
 
-	if (dwarf_child(die, &child) != 0)
+	/* Real code nests a few dozen deep; a file nesting deeper would overflow our stack. */
+	if (depth >= DWARF_MAX_NESTING || dwarf_child(die, &child) != 0)
 		return;
 	do {
 		switch (dwarf_tag(&child)) {

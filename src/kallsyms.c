@@ -72,7 +72,8 @@ int kallsyms_parse(struct kallsyms *ks, const char *text, size_t len)
 		type = p[1];
 		name = p + 3;
 		name_end = name;
-		while (name_end < eol && *name_end != '\t' && *name_end != ' ')
+		/* A NUL ends the name too: it could not be shown past it. */
+		while (name_end < eol && *name_end != '\t' && *name_end != ' ' && *name_end)
 			name_end++;
 		if (name_end == name)
 			goto bad;
@@ -117,7 +118,8 @@ bad:
 		kallsyms_release(ks);
 		return -EPERM;
 	}
-	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	if (ks->nr)
+		qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
 	return 0;
 }
 

@@ -211,7 +211,10 @@ static void add_line(struct perfmap *m, const char *s, size_t len, bool cut)
 	if (i >= len || !size || start + size < start)
 		goto skip;
 	name = s + i;
-	name_len = len - i;
+	/* A NUL ends the name: nothing after it could be shown. */
+	name_len = strnlen(name, len - i);
+	if (!name_len)
+		goto skip;
 	if (name_len > PERFMAP_MAX_NAME) {
 		name_len = PERFMAP_MAX_NAME;
 		/* Not inside a UTF-8 sequence: name[name_len] is the first byte left out. */
@@ -277,7 +280,8 @@ int perfmap_read_fd(struct perfmap *m, int fd)
 		return 0;
 	buf = xmalloc(CHUNK);
 	off = m->pos;		/* file offset of buf[0] */
-	for (;;) {
+	/* What a file of its owner's making may cost one call: the rest is read next time. */
+	while (off - m->pos < PERFMAP_MAX_READ) {
 		ssize_t r = pread(fd, buf + have, CHUNK - have, off + long_len + have);
 		char *eol;
 
@@ -296,6 +300,16 @@ int perfmap_read_fd(struct perfmap *m, int fd)
 			 * dropped until the line ends.
 			 */
 			eol = memchr(buf + have, '\n', r);
+			if (!eol && long_len + r > PERFMAP_MAX_LINE) {
+				/*
+				 * No end in sight (a sparse file has none): the
+				 * head is the line, what follows a new one.
+				 */
+				add_line(m, buf, have, true);
+				off += have + long_len + r;
+				have = long_len = 0;
+				continue;
+			}
 			if (!eol) {
 				long_len += r;
 				continue;

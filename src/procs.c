@@ -76,7 +76,8 @@ int procmaps_parse(const char *text, struct proc_map **maps, size_t *nr)
 		}
 		p += len + (eol != NULL);
 	}
-	qsort(out, n, sizeof(*out), map_cmp);
+	if (n)
+		qsort(out, n, sizeof(*out), map_cmp);
 	*maps = out;
 	*nr = n;
 	return 0;

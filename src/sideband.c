@@ -229,6 +229,9 @@ int sideband_decode(const void *rec, size_t size, struct sb_event *ev)
 		ev->mmap.addr = u64s[0];
 		ev->mmap.len = u64s[1];
 		ev->mmap.pgoff = u64s[2];
+		/* A range that wraps is no mapping. */
+		if (ev->mmap.len && ev->mmap.addr + ev->mmap.len <= ev->mmap.addr)
+			return -EINVAL;
 		p += 32;
 		if (hdr.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			ev->mmap.build_id_size = p[0] <= 20 ? p[0] : 20;

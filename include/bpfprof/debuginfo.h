@@ -19,11 +19,13 @@
 #include "bpfprof/elf.h"
 
 #define DEBUGINFO_DEFAULT_DIR "/usr/lib/debug"
+/* A debug file found by its CRC is read whole to check it: not past this. */
+#define DEBUGINFO_MAX_FILE_BYTES (4ull << 30)
 
 /* What an ELF file says of its debug information. */
 struct debuginfo_elf {
 	char build_id[2 * BUILD_ID_MAX + 1];	/* hex, "" if none */
-	char *link_name;	/* .gnu_debuglink's file name, or NULL; owned */
+	char *link_name;	/* .gnu_debuglink's file name (no '/'), or NULL; owned */
 	uint32_t link_crc;	/* the CRC-32 the link records */
 	bool has_dwarf;		/* a .debug_info with contents */
 };
@@ -31,7 +33,7 @@ struct debuginfo_elf {
 int debuginfo_elf_read(struct debuginfo_elf *e, int fd);
 void debuginfo_elf_release(struct debuginfo_elf *e);
 
-/* The CRC-32 of a whole file, as .gnu_debuglink records it (zlib's). */
+/* The CRC-32 of a whole file, as .gnu_debuglink records it (zlib's); -EFBIG past the limit. */
 int debuginfo_file_crc(int fd, uint32_t *crc);
 
 /* Where to look; all-zero means ours: "/" and DEBUGINFO_DEFAULT_DIR. */

@@ -17,6 +17,14 @@
 
 #include <stdint.h>
 
+/*
+ * Limits on what a file can make us do: the debug sections libdw holds
+ * in memory (compressed ones twice: as read and inflated), and how deep
+ * functions, inlined calls and blocks may nest.
+ */
+#define DWARF_MAX_BYTES		(1ull << 30)
+#define DWARF_MAX_NESTING	256
+
 /* One frame; strings belong to the index and live as long as it does. */
 struct dwarf_frame {
 	const char *name;	/* linkage name if any, else the DWARF name; NULL: unknown */
@@ -27,8 +35,11 @@ struct dwarf_frame {
 struct dwarf_index;
 
 /*
- * Maps the ELF file on fd for its DWARF; the fd may be closed afterwards.
- * -ENODATA when the file has no .debug_info.
+ * Opens the ELF file on fd for its DWARF, through a descriptor of its own:
+ * the caller's fd may be closed afterwards. -ENODATA when the file has no
+ * .debug_info, -EOPNOTSUPP when its DWARF refers to another file's (dwz's
+ * .gnu_debugaltlink, .debug_sup; split units' .dwo files are never
+ * opened), -EFBIG past DWARF_MAX_BYTES.
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);

@@ -7,8 +7,8 @@
  *
  * A struct perfmap holds what the lines read so far say, as disjoint
  * ranges sorted by start, each named by the latest line covering it.
- * Memory stays bounded whatever the file holds: names are cut at
- * PERFMAP_MAX_NAME bytes, at most PERFMAP_MAX_ENTRIES ranges and
+ * Memory stays bounded whatever the file holds: names end at a NUL byte
+ * and are cut at PERFMAP_MAX_NAME bytes, at most PERFMAP_MAX_ENTRIES ranges and
  * PERFMAP_MAX_NAME_BYTES of distinct names are kept; what does not fit
  * is dropped and counted, and lines that do not parse are skipped and
  * counted.
@@ -27,6 +27,9 @@
 #define PERFMAP_MAX_NAME	1024
 #define PERFMAP_MAX_ENTRIES	(1u << 20)
 #define PERFMAP_MAX_NAME_BYTES	(64u << 20)
+/* One read of a file takes at most this much of it; a line is at most this long. */
+#define PERFMAP_MAX_READ	(64u << 20)
+#define PERFMAP_MAX_LINE	(1u << 20)
 
 struct perfmap_entry {
 	uint64_t start, end;	/* [start, end) */
@@ -37,7 +40,7 @@ struct perfmap {
 	struct perfmap_entry *entries;	/* sorted by start, disjoint */
 	uint32_t nr, alloc;
 	struct strtab names;
-	uint64_t pos;		/* file bytes read: up to the end of the last whole line */
+	uint64_t pos;		/* file bytes read: up to the end of the last whole (or cut) line */
 	uint64_t lines;		/* lines taken */
 	uint64_t skipped;	/* lines that are not "START SIZE name" */
 	uint64_t truncated;	/* names cut at PERFMAP_MAX_NAME */
@@ -59,9 +62,11 @@ size_t perfmap_parse(struct perfmap *m, const char *text, size_t len);
 
 /*
  * Adds what the file fd holds past m->pos (what earlier calls read), in
- * bounded chunks, so a map can be read again as it grows. A file now
- * shorter than m->pos was rewritten: it is read again from the start.
- * 0 or -errno.
+ * bounded chunks, so a map can be read again as it grows: at most about
+ * PERFMAP_MAX_READ bytes a call, the rest the next time. A line longer
+ * than PERFMAP_MAX_LINE is cut there, what follows read as a line of its
+ * own. A file now shorter than m->pos was rewritten: it is read again
+ * from the start. 0 or -errno.
  */
 int perfmap_read_fd(struct perfmap *m, int fd);
 

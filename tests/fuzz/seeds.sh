@@ -1,0 +1,65 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Seeds for the fuzz targets from real files, into DIR/NAME/: small ELF
+# files from the fixtures' sources (GCC and Clang, DWARF 4 and 5,
+# compressed, stripped, split into a debug file), this machine's
+# /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
+# and side-band records of a real fork and exec (sbcapture, as root).
+#
+# usage: O=build tests/fuzz/seeds.sh DIR
+set -eu
+dir=$1
+O=${O:-build}
+CC=${CC:-cc}
+CLANG=${CLANG:-clang}
+
+rm -rf "$dir"
+for t in elf dwarf procmaps kallsyms perfmap sideband; do
+	mkdir -p "$dir/$t"
+done
+
+# ELF and DWARF: as small as a linker makes them, so mutations stay cheap.
+small="-nostdlib -shared -fPIC -Wl,--build-id=sha1 -Wl,-z,noseparate-code -Wl,--hash-style=gnu"
+d=$dir/dwarf
+$CC -Os $small -o "$dir/elf/fixture-gcc.so" tests/fixtures/fixture.c
+$CLANG -Os $small -o "$dir/elf/fixture-clang.so" tests/fixtures/fixture.c
+strip --strip-all -o "$dir/elf/fixture-stripped.so" "$dir/elf/fixture-gcc.so"
+$CC -O2 -g $small -o "$d/dbg-gcc.so" tests/fixtures/debuginfo.c
+$CC -O2 -gdwarf-4 $small -o "$d/dbg-gcc-dwarf4.so" tests/fixtures/debuginfo.c
+$CLANG -O2 -g $small -o "$d/dbg-clang.so" tests/fixtures/debuginfo.c
+$CLANG -O2 -gdwarf-4 $small -o "$d/dbg-clang-dwarf4.so" tests/fixtures/debuginfo.c
+objcopy --compress-debug-sections=zlib "$d/dbg-gcc.so" "$d/dbg-gcc-zlib.so"
+objcopy --only-keep-debug "$d/dbg-gcc.so" "$d/dbg-gcc.debug"
+strip --strip-debug -o "$dir/elf/dbg-linked.so" "$d/dbg-gcc.so"
+objcopy --add-gnu-debuglink="$d/dbg-gcc.debug" "$dir/elf/dbg-linked.so"
+cp "$d"/* "$dir/elf/"
+cp "$O/tests/fixtures/libfixture-stripped.so" "$dir/elf/"
+
+# Text the kernel writes.
+cat /proc/self/maps > "$dir/procmaps/self"
+cat /proc/1/maps > "$dir/procmaps/init" 2> /dev/null || rm -f "$dir/procmaps/init"
+if [ -r /proc/kallsyms ]; then
+	head -n 200 /proc/kallsyms > "$dir/kallsyms/head"
+	grep -m 100 '\[' /proc/kallsyms > "$dir/kallsyms/modules" || true
+	tail -n 100 /proc/kallsyms > "$dir/kallsyms/tail"
+fi
+
+# A perf map as V8 writes it.
+if command -v node > /dev/null; then
+	# In the seeds' directory: with --perf-basic-prof, V8 also writes a log where it runs.
+	(cd "$dir/perfmap" && node --perf-basic-prof -e '
+		function hot(n) { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; }
+		const o = { get x() { return hot(1e5); } };
+		for (let i = 0; i < 200; i++) o.x;
+		console.log(process.pid);' > pid)
+	pid=$(cat "$dir/perfmap/pid")
+	rm -f "$dir/perfmap/pid" "$dir/perfmap"/isolate-*-v8.log
+	if [ -f "/tmp/perf-$pid.map" ]; then
+		head -c 16384 "/tmp/perf-$pid.map" > "$dir/perfmap/node"
+		rm -f "/tmp/perf-$pid.map"
+	fi
+fi
+
+# Side-band records of a real fork, exec and exit.
+"$O/fuzz/sbcapture" "$dir/sideband" || echo "seeds: no side-band records (run as root)" >&2
