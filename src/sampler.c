@@ -486,8 +486,12 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	}
 	s->slots = xcalloc(s->nr_slots, sizeof(*s->slots));
 	if ((err = profile_bpf__load(s->skel))) {
-		error("cannot load the BPF program: %s%s", strerror(-err),
-		      err == -EPERM ? "; run as root" : "; -v shows the verifier's log");
+		if (cfg->btf_path && err != -EPERM)
+			error("cannot load the BPF program with the BTF in '%s': %s; give this "
+			      "kernel's BTF (-v shows libbpf's log)", cfg->btf_path, strerror(-err));
+		else
+			error("cannot load the BPF program: %s%s", strerror(-err),
+			      err == -EPERM ? "; run as root" : "; -v shows the verifier's log");
 		return err;
 	}
 	if ((err = fill_filters(s, cfg))) {

@@ -61,6 +61,8 @@ expect_error 2 "-o $T/a.folded is given twice" -o "$T/a.folded" -o "$T/a.folded"
 : > "$T/empty.btf"
 expect_error 1 "'$T/empty.btf' holds no usable BTF .*CONFIG_DEBUG_INFO_BTF" --btf "$T/empty.btf" -d 1
 expect_error 1 "kernel BTF not found at '/nonexistent'" --btf /nonexistent -d 1
+printf '\237\353\001\000not really BTF' > "$T/bad.btf"
+expect_error 1 "cannot load the BPF program with the BTF in '$T/bad.btf'" --btf "$T/bad.btf" -d 1
 expect_error 1 "cannot write to '$T/no/such/dir/out.folded': its directory does not exist" \
 	-o "$T/no/such/dir/out.folded" -d 1
 expect_error 1 "cannot write to '$T': it is a directory" -o "$T" -d 1
