@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfprof/kallsyms.h"
 #include "bpfprof/util.h"
@@ -37,105 +39,192 @@ static int hexval(char c)
 	return -1;
 }
 
+/* Where parsing stands between lines: kallsyms is read a chunk at a time. */
+struct parse_state {
+	uint32_t last_module;
+	size_t last_module_len;
+	size_t sorted;		/* syms[0, sorted) are in order */
+	bool any_nonzero;
+};
+
+static void parse_begin(struct kallsyms *ks, struct parse_state *st)
+{
+	memset(ks, 0, sizeof(*ks));
+	memset(st, 0, sizeof(*st));
+	add_name(ks, "", 0);
+}
+
 /*
  * Lines look like "ffffffff81000000 T _stext" or, for modules and BPF
  * programs, "ffffffffc0a01000 t name\t[module]". Only text symbols count.
+ * 0, or -EINVAL on a malformed line.
  */
-int kallsyms_parse(struct kallsyms *ks, const char *text, size_t len)
+static int parse_line(struct kallsyms *ks, struct parse_state *st, const char *p, const char *eol)
 {
-	const char *p = text, *end = text + len;
-	uint32_t last_module = 0;
-	size_t last_module_len = 0;
-	bool any_nonzero = false;
+	const char *name, *name_end, *mod = NULL;
+	uint64_t addr = 0;
+	int digits = 0, v;
+	struct ksym *s;
+	char type;
 
-	memset(ks, 0, sizeof(*ks));
-	add_name(ks, "", 0);
-	while (p < end) {
-		const char *eol = memchr(p, '\n', end - p), *name, *name_end, *mod = NULL;
-		uint64_t addr = 0;
-		int digits = 0, v;
-		char type;
-
-		if (!eol)
-			eol = end;
-		if (eol == p) {
-			p++;
-			continue;
-		}
-		while (p < eol && (v = hexval(*p)) >= 0 && digits < 16) {
-			addr = addr << 4 | v;
-			p++;
-			digits++;
-		}
-		if (!digits || p + 3 > eol || p[0] != ' ' || p[2] != ' ')
-			goto bad;
-		type = p[1];
-		name = p + 3;
-		name_end = name;
-		/* A NUL ends the name too: it could not be shown past it. */
-		while (name_end < eol && *name_end != '\t' && *name_end != ' ' && *name_end)
-			name_end++;
-		if (name_end == name)
-			goto bad;
-		if (name_end < eol) {
-			mod = name_end;
-			while (mod < eol && (*mod == '\t' || *mod == ' '))
-				mod++;
-			if (mod < eol && *mod == '[' && eol[-1] == ']')
-				mod++;
-			else
-				mod = NULL;
-		}
-		if (addr)
-			any_nonzero = true;
-		if (type == 't' || type == 'T') {
-			struct ksym *s;
-
-			ALLOC_GROW(ks->syms, ks->nr + 1, ks->alloc);
-			s = &ks->syms[ks->nr++];
-			s->addr = addr;
-			s->name = add_name(ks, name, name_end - name);
-			s->module = 0;
-			if (mod) {
-				size_t mlen = eol - 1 - mod;
-
-				/* Modules come in runs: reuse the name of the last one. */
-				if (!last_module || mlen != last_module_len ||
-				    memcmp(ks->names + last_module, mod, mlen)) {
-					last_module = add_name(ks, mod, mlen);
-					last_module_len = mlen;
-				}
-				s->module = last_module;
-			}
-		}
-		p = eol + 1;
-		continue;
-bad:
-		kallsyms_release(ks);
+	if (eol == p)
+		return 0;
+	while (p < eol && (v = hexval(*p)) >= 0 && digits < 16) {
+		addr = addr << 4 | v;
+		p++;
+		digits++;
+	}
+	if (!digits || p + 3 > eol || p[0] != ' ' || p[2] != ' ')
 		return -EINVAL;
+	type = p[1];
+	name = p + 3;
+	name_end = name;
+	/* A NUL ends the name too: it could not be shown past it. */
+	while (name_end < eol && *name_end != '\t' && *name_end != ' ' && *name_end)
+		name_end++;
+	if (name_end == name)
+		return -EINVAL;
+	if (name_end < eol) {
+		mod = name_end;
+		while (mod < eol && (*mod == '\t' || *mod == ' '))
+			mod++;
+		if (mod < eol && *mod == '[' && eol[-1] == ']')
+			mod++;
+		else
+			mod = NULL;
 	}
-	if (ks->nr && !any_nonzero) {
-		kallsyms_release(ks);
-		return -EPERM;
+	if (addr)
+		st->any_nonzero = true;
+	if (type != 't' && type != 'T')
+		return 0;
+	ALLOC_GROW(ks->syms, ks->nr + 1, ks->alloc);
+	s = &ks->syms[ks->nr++];
+	s->addr = addr;
+	s->name = add_name(ks, name, name_end - name);
+	s->module = 0;
+	if (mod) {
+		size_t mlen = eol - 1 - mod;
+
+		/* Modules come in runs: reuse the name of the last one. */
+		if (!st->last_module || mlen != st->last_module_len ||
+		    memcmp(ks->names + st->last_module, mod, mlen)) {
+			st->last_module = add_name(ks, mod, mlen);
+			st->last_module_len = mlen;
+		}
+		s->module = st->last_module;
 	}
-	if (ks->nr)
-		qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	if (st->sorted == ks->nr - 1 && (ks->nr == 1 || ksym_cmp(s - 1, s) <= 0))
+		st->sorted = ks->nr;
 	return 0;
 }
 
-int kallsyms_load(struct kallsyms *ks, const char *path)
+/*
+ * The kernel's own symbols come sorted; modules and BPF programs after them
+ * need not be. Sort that tail alone and merge: a third of a full sort.
+ */
+static void sort_symbols(struct kallsyms *ks, size_t sorted)
 {
-	char *text;
-	size_t len;
-	int err = read_file(path, &text, &len);
+	struct ksym *tail;
+	size_t ntail = ks->nr - sorted, i, j, k;
 
+	if (!ntail)
+		return;
+	qsort(ks->syms + sorted, ntail, sizeof(*ks->syms), ksym_cmp);
+	if (!sorted || ksym_cmp(&ks->syms[sorted - 1], &ks->syms[sorted]) <= 0)
+		return;
+	tail = xmalloc(ntail * sizeof(*tail));
+	memcpy(tail, ks->syms + sorted, ntail * sizeof(*tail));
+	/* Merge from the back: the head's unmerged part is never overwritten. */
+	i = sorted, j = ntail, k = ks->nr;
+	while (j > 0) {
+		if (i > 0 && ksym_cmp(&ks->syms[i - 1], &tail[j - 1]) > 0)
+			ks->syms[--k] = ks->syms[--i];
+		else
+			ks->syms[--k] = tail[--j];
+	}
+	free(tail);
+}
+
+static int parse_end(struct kallsyms *ks, struct parse_state *st, int err)
+{
+	if (!err && ks->nr && !st->any_nonzero)
+		err = -EPERM;
 	if (err) {
-		memset(ks, 0, sizeof(*ks));
+		kallsyms_release(ks);
 		return err;
 	}
-	err = kallsyms_parse(ks, text, len);
-	free(text);
-	return err;
+	sort_symbols(ks, st->sorted);
+	return 0;
+}
+
+int kallsyms_parse(struct kallsyms *ks, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	struct parse_state st;
+	int err = 0;
+
+	parse_begin(ks, &st);
+	while (p < end && !err) {
+		const char *eol = memchr(p, '\n', end - p);
+
+		if (!eol)
+			eol = end;
+		err = parse_line(ks, &st, p, eol);
+		p = eol + 1;
+	}
+	return parse_end(ks, &st, err);
+}
+
+/*
+ * Read a chunk at a time and parse whole lines as they come: the text (some
+ * 5 MB) is never held whole. A line longer than a chunk is malformed.
+ */
+#define KALLSYMS_CHUNK (64 * 1024)
+
+int kallsyms_load(struct kallsyms *ks, const char *path)
+{
+	char *buf;
+	size_t have = 0;
+	struct parse_state st;
+	int fd, err = 0;
+
+	memset(ks, 0, sizeof(*ks));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(KALLSYMS_CHUNK);
+	parse_begin(ks, &st);
+	for (;;) {
+		ssize_t r = read(fd, buf + have, KALLSYMS_CHUNK - have);
+		char *p = buf, *end, *eol;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		end = buf + have + r;
+		while (!err && (eol = memchr(p, '\n', end - p))) {
+			err = parse_line(ks, &st, p, eol);
+			p = eol + 1;
+		}
+		have = end - p;
+		if (err || r == 0) {
+			/* The last line may lack its newline. */
+			if (!err && have)
+				err = parse_line(ks, &st, p, end);
+			break;
+		}
+		if (have == KALLSYMS_CHUNK) {
+			err = -EINVAL;
+			break;
+		}
+		memmove(buf, p, have);
+	}
+	free(buf);
+	close(fd);
+	return parse_end(ks, &st, err);
 }
 
 void kallsyms_release(struct kallsyms *ks)
