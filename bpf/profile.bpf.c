@@ -239,15 +239,28 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 		r->sp = regs->sp;
 		r->bp = regs->bp;
 		for (i = 0; i < BPFPROF_MAX_STACK_COPY / BPFPROF_STACK_CHUNK; i++) {
+			__u64 addr = r->sp + i * BPFPROF_STACK_CHUNK;
+			__u32 tail;
+
 			if ((i + 1) * BPFPROF_STACK_CHUNK > stack_copy_bytes)
 				break;
-			if (bpf_probe_read_user(r->stack + i * BPFPROF_STACK_CHUNK, BPFPROF_STACK_CHUNK,
-						(void *)(r->sp + i * BPFPROF_STACK_CHUNK)))
-				break;
-			n = i + 1;
+			if (!bpf_probe_read_user(r->stack + i * BPFPROF_STACK_CHUNK, BPFPROF_STACK_CHUNK,
+						 (void *)addr)) {
+				n += BPFPROF_STACK_CHUNK;
+				continue;
+			}
+			/*
+			 * The stack's mapping ends inside this chunk: the bytes up to
+			 * its last page's end hold the outermost frames (_start's).
+			 */
+			tail = -addr & 4095;
+			if (tail && tail < BPFPROF_STACK_CHUNK &&
+			    !bpf_probe_read_user(r->stack + i * BPFPROF_STACK_CHUNK, tail, (void *)addr))
+				n += tail;
+			break;
 		}
 	}
-	r->stack_bytes = n * BPFPROF_STACK_CHUNK;
+	r->stack_bytes = n;
 	r->reserved = 0;
 	bpf_ringbuf_submit(r, 0);
 	st->v[STAT_DWARF_SENT]++;
