@@ -117,7 +117,11 @@ $(O)/tests/workloads/split-nofp: tests/workloads/split.c
 $(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
-WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp
+$(O)/tests/workloads/signal-nofp: tests/workloads/signal.c
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
+WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp \
+	     $(O)/tests/workloads/signal-nofp
 $(O)/tests/workloads/%: tests/workloads/%.cpp
 	$(call msg,CLANG++,$@)
 	$(Q)mkdir -p $(@D)

@@ -97,7 +97,7 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
 	if (rs->user) {
 		const struct raw_user_state *u = rs->user;
-		struct unwind_regs regs = { u->ip, u->sp, u->bp };
+		struct unwind_regs regs = { u->ip, u->sp, u->bp, rs->kstack.n > 0 };
 		enum unwind_end end;
 
 		n += symbolize_unwound_stack(c->symbolizer, c->profile, rs->tgid, rs->gen, &regs,

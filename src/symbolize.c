@@ -681,12 +681,17 @@ uint32_t symbolize_unwound_stack(struct symbolizer *s, struct profile *p, uint32
 {
 	struct cfi_query q = { s, procs_get(&s->procs, tgid, gen), gen };
 	uint64_t ips[BPFPROF_MAX_DEPTH];
-	uint32_t n;
+	uint32_t n, i;
 
 	if (max > BPFPROF_MAX_DEPTH)
 		max = BPFPROF_MAX_DEPTH;
 	n = unwind_stack(&s->unwinder, cfi_at, &q, regs, stack, stack_bytes, ips, max, end);
-	symbolize_user_stack(s, p, tgid, gen, ips, n, locs);
+	/*
+	 * Named as the unwinder gives them: it knows which frames a signal
+	 * interrupted (their pc is not a return address) and which called.
+	 */
+	for (i = 0; i < n; i++)
+		locs[i] = user_location(s, p, q.proc, gen, ips[i]);
 	return n;
 }
 

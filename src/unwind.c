@@ -215,22 +215,37 @@ uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 	st.known = 1u << REG_RA | 1u << REG_RSP | 1u << REG_RBP;
 	*end = UNWIND_DEPTH;
 	while (n < max) {
-		uint64_t pc = st.reg[REG_RA], vaddr, ra, cfa;
+		/* A return address is just past its call: look up and name the call itself. */
+		uint64_t pc = exact ? st.reg[REG_RA] : st.reg[REG_RA] - 1, vaddr, ra, cfa;
 		Dwarf_CFI *cfi;
-		Dwarf_Frame *frame;
+		Dwarf_Frame *frame = NULL;
 		Dwarf_Op *ops;
 		size_t nops;
 		bool is_value, signal = false;
 		int ra_reg;
 
 		ips[n++] = pc;
-		/* A return address is just past its call: look up the call itself. */
-		cfi = cfi_at(ctx, exact ? pc : pc - 1, &vaddr);
-		if (!cfi || !(frame = frame_at(u, cfi, vaddr))) {
+		if ((cfi = cfi_at(ctx, pc, &vaddr)))
+			frame = frame_at(u, cfi, vaddr);
+		/*
+		 * In a system call the leaf's pc is past the syscall instruction,
+		 * which may end its function's CFI (__restore_rt's rt_sigreturn):
+		 * the instruction itself has the same rule.
+		 */
+		if (!frame && n == 1 && regs->in_syscall && (cfi = cfi_at(ctx, pc - 1, &vaddr)))
+			frame = frame_at(u, cfi, vaddr);
+		if (!frame) {
 			*end = UNWIND_NO_CFI;
 			return n;
 		}
 		ra_reg = dwarf_frame_info(frame, NULL, NULL, &signal);
+		/*
+		 * A signal trampoline (CFI augmentation 'S', libc's __restore_rt)
+		 * was not called: the handler "returns" to its first byte, which
+		 * names it; its CFI starts a byte earlier for lookups like ours.
+		 */
+		if (signal && !exact)
+			ips[n - 1] = pc + 1;
 		if (dwarf_frame_cfa(frame, &ops, &nops) || !nops ||
 		    !evaluate(ops, nops, &st, &mem, &cfa, &is_value)) {
 			*end = UNWIND_BAD;

@@ -10,6 +10,7 @@
 #define BPFPROF_UNWIND_H
 
 #include <elfutils/libdw.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bpfprof/intern.h"
@@ -29,6 +30,7 @@ typedef Dwarf_CFI *unwind_cfi_fn(void *ctx, uint64_t pc, uint64_t *vaddr);
 
 struct unwind_regs {
 	uint64_t ip, sp, bp;
+	bool in_syscall;	/* sampled in the kernel: ip may be just past a syscall */
 };
 
 struct unwinder {
@@ -46,7 +48,9 @@ void unwinder_release(struct unwinder *u);
 
 /*
  * Unwinds from regs over stack (bytes copied from regs->sp up) into
- * ips[max], leaf first; returns how many and says how it ended.
+ * ips[max], leaf first; returns how many and says how it ended. ips are
+ * the addresses to name: the leaf's pc, and the pc a signal interrupted,
+ * as they are; return addresses moved back one byte, into their call.
  */
 uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 		      const struct unwind_regs *regs, const uint8_t *stack, uint32_t stack_bytes,
