@@ -60,6 +60,7 @@ struct dwarf_index {
 	size_t nr_copies;
 	Dwarf *dw;		/* NULL until the first lookup, or if libdw refused it */
 	bool units_read;
+	bool used;		/* looked up since the last dwarf_index_trim() */
 	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
 	size_t nr_units;
 	struct dw_range *ranges;	/* unit ranges */
@@ -175,12 +176,11 @@ int dwarf_index_open(struct dwarf_index **out, int fd)
 	return 0;
 }
 
-void dwarf_index_free(struct dwarf_index *d)
+/* Drops what libdw read and our index of it; the file stays open. */
+static void forget_units(struct dwarf_index *d)
 {
 	size_t i;
 
-	if (!d)
-		return;
 	for (i = 0; i < d->nr_units; i++) {
 		struct dw_unit *u = &d->units[i];
 		size_t j;
@@ -193,14 +193,45 @@ void dwarf_index_free(struct dwarf_index *d)
 	}
 	free(d->units);
 	free(d->ranges);
+	d->units = NULL;
+	d->ranges = NULL;
+	d->nr_units = d->nr_ranges = 0;
 	if (d->dw)
 		dwarf_end(d->dw);
-	elf_end(d->elf);
-	close(d->fd);
+	d->dw = NULL;
+	/* The inflated sections belong to the Elf handle: end it too. */
+	if (d->elf)
+		elf_end(d->elf);
+	d->elf = NULL;
 	for (i = 0; i < d->nr_copies; i++)
 		free(d->copies[i]);
 	free(d->copies);
+	d->copies = NULL;
+	d->nr_copies = 0;
+	d->units_read = false;
+}
+
+void dwarf_index_free(struct dwarf_index *d)
+{
+	if (!d)
+		return;
+	forget_units(d);
+	close(d->fd);
 	free(d);
+}
+
+/*
+ * libc's debug file alone inflates to some 10 MB, held while libdw has it.
+ * A file not looked up since the last call lets that go (the next lookup
+ * reads it again); one in use keeps it.
+ */
+void dwarf_index_trim(struct dwarf_index *d)
+{
+	if (!d)
+		return;
+	if (!d->used && d->units_read)
+		forget_units(d);
+	d->used = false;
 }
 
 /* Ranges ------------------------------------------------------------------ */
@@ -362,6 +393,12 @@ static void read_units(struct dwarf_index *d)
 	uint8_t type;
 
 	d->units_read = true;
+	/* Trimmed: the file again, checked again (it may have changed since). */
+	if (!d->elf) {
+		d->elf = elf_open_fd(d->fd);
+		if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || check_sections(d->elf))
+			return;
+	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw)
 		return;
@@ -594,6 +631,7 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 
 	if (max <= 0)
 		return 0;
+	d->used = true;
 	if (!d->units_read)
 		read_units(d);
 	if (!d->dw)

@@ -1,11 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <malloc.h>
+
 #include "bpfprof/cli.h"
 #include "bpfprof/record.h"
 
 int main(int argc, char **argv)
 {
 	struct options o;
-	int rc = options_parse(&o, argc, argv);
+	int rc;
+
+	/*
+	 * Big buffers (inflated debug sections) get mappings of their own and
+	 * go back to the kernel when freed. A fixed threshold: glibc would
+	 * raise it after the first such free and keep the next ones in the heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	rc = options_parse(&o, argc, argv);
 
 	if (rc == 0)
 		rc = record(&o);

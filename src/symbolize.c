@@ -86,7 +86,12 @@ void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, ui
 
 void symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 {
+	uint32_t i;
+
 	procs_prune(&s->procs, ns);
+	/* Once a drain: debug info no lookup needed since the last one is let go. */
+	for (i = 0; i < s->nr_files; i++)
+		dwarf_index_trim(s->files[i]->dwarf);
 }
 
 /*

@@ -43,6 +43,8 @@ struct dwarf_index;
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
+/* Lets go of what libdw read if no lookup came since the last call. */
+void dwarf_index_trim(struct dwarf_index *d);
 
 /*
  * The frames at vaddr, innermost first, into out[max]; a deeper chain

@@ -80,7 +80,10 @@ void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, ui
  * mapping is opened now, while the process that mapped it may still live.
  */
 void symbolizer_track(void *s, const struct sb_event *ev);
-/* Processes that exited before this time have had all their samples named. */
+/*
+ * After each drain: processes that exited before this time have had all
+ * their samples named; debug info unused since the last drain is let go.
+ */
 void symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
 
 /*
