@@ -174,7 +174,8 @@ int sideband_read(struct sideband *sb, sideband_fn *fn, void *ctx)
 	sb->npending = 0;
 	for (i = 0; i < sb->nbufs; i++)
 		drain_ring(sb, &sb->bufs[i]);
-	qsort(sb->pending, sb->npending, sizeof(*sb->pending), pending_cmp);
+	if (sb->npending)	/* pending is NULL until the first record */
+		qsort(sb->pending, sb->npending, sizeof(*sb->pending), pending_cmp);
 	for (i = 0; i < sb->npending; i++) {
 		struct sb_event ev;
 
