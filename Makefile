@@ -120,8 +120,19 @@ $(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c
 $(O)/tests/workloads/signal-nofp: tests/workloads/signal.c
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
+# Its unwind tables only in .debug_frame (-g; .eh_frame has crt1's and the
+# PLT's alone), and a stripped copy that has them in its debuglink file.
+$(O)/tests/workloads/split-dframe: tests/workloads/split.c
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(NOFP_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
+$(O)/tests/workloads/split-dframe-strip: $(O)/tests/workloads/split-dframe
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --only-keep-debug $< $@.debug
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
 WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp \
-	     $(O)/tests/workloads/signal-nofp
+	     $(O)/tests/workloads/signal-nofp $(O)/tests/workloads/split-dframe \
+	     $(O)/tests/workloads/split-dframe-strip
 $(O)/tests/workloads/%: tests/workloads/%.cpp
 	$(call msg,CLANG++,$@)
 	$(Q)mkdir -p $(@D)

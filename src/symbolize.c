@@ -28,6 +28,7 @@ void symbolizer_init(struct symbolizer *s)
 	s->vdso.path = xstrdup("[vdso]");
 	s->vdso.fd = -1;
 	s->vdso.cfi_fd = -1;
+	s->vdso.debug_cfi_fd = -1;
 	unwinder_init(&s->unwinder);
 	s->vdso.err = load_vdso(&s->vdso);
 }
@@ -38,10 +39,16 @@ static void symfile_free(struct symfile *f)
 		close(f->fd);
 	if (f->cfi)
 		dwarf_cfi_end(f->cfi);
+	if (f->cfi_dwarf)
+		dwarf_end(f->cfi_dwarf);	/* and its debug_cfi */
 	if (f->cfi_elf)
 		elf_end(f->cfi_elf);
+	if (f->debug_cfi_elf)
+		elf_end(f->debug_cfi_elf);
 	if (f->cfi_fd >= 0)
 		close(f->cfi_fd);
+	if (f->debug_cfi_fd >= 0)
+		close(f->debug_cfi_fd);
 	elf_symtab_release(&f->syms);
 	elf_symtab_release(&f->debug_syms);
 	dwarf_index_free(f->dwarf);
@@ -243,8 +250,10 @@ static int find_debug_file(const struct procs *ps, uint32_t tgid, struct symfile
 /*
  * What the file on fd lacks, a full symbol table or DWARF, from its
  * separate debug file; then the DWARF of whichever of the two has it.
+ * With keep_dfd, the debug file's fd is left there (-1 if none), not closed.
  */
-static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfile *f, int fd)
+static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfile *f, int fd,
+			    int *keep_dfd)
 {
 	struct debuginfo_elf bin;
 	int dfd = -ENOENT, err;
@@ -265,7 +274,9 @@ static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfil
 	      dfd >= 0 ? dwarf_index_open(&f->dwarf, dfd) : -ENODATA;
 	if (err && err != -ENODATA)
 		debug("cannot read the DWARF of '%s': %s", f->path, strerror(-err));
-	if (dfd >= 0)
+	if (keep_dfd)
+		*keep_dfd = dfd >= 0 ? dfd : -1;
+	else if (dfd >= 0)
 		close(dfd);
 	debuginfo_elf_release(&bin);
 }
@@ -277,20 +288,66 @@ static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfil
  */
 #define MAX_OPEN_FILES 4096
 
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return true;
+	return false;
+}
+
+/*
+ * --unwind dwarf: the file's .eh_frame, and for code it leaves out (built
+ * with -fno-asynchronous-unwind-tables) the .debug_frame of the file or of
+ * its debug file (dfd, taken). ELF handles stay open: CFI is read as the
+ * unwinder asks.
+ */
+static void load_cfi(struct symfile *f, int dfd)
+{
+	Elf *elf;
+
+	if ((f->cfi_fd = dup(f->fd)) >= 0 &&
+	    (f->cfi_elf = elf_begin(f->cfi_fd, ELF_C_READ_MMAP, NULL)))
+		f->cfi = dwarf_getcfi_elf(f->cfi_elf);
+	if (f->cfi_elf && has_section(f->cfi_elf, ".debug_frame")) {
+		elf = f->cfi_elf;
+	} else if (dfd >= 0 && (f->debug_cfi_elf = elf_begin(dfd, ELF_C_READ_MMAP, NULL)) &&
+		   has_section(f->debug_cfi_elf, ".debug_frame")) {
+		elf = f->debug_cfi_elf;
+		f->debug_cfi_fd = dfd;
+		dfd = -1;
+	} else {
+		elf = NULL;
+	}
+	/* libdw reads .debug_frame through a Dwarf handle, which owns that CFI. */
+	if (elf && (f->cfi_dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL)))
+		f->debug_cfi = dwarf_getcfi(f->cfi_dwarf);
+	if (dfd >= 0)
+		close(dfd);
+}
+
 /* Reads the symbols of the file (once), then lets its fd go. */
 static void read_symbols(struct symbolizer *s, struct symfile *f)
 {
+	int dfd = -1;
+
 	if (f->fd < 0)
 		return;
 	f->err = elf_symtab_read_fd(&f->syms, f->fd);
 	if (!f->err)
-		load_debug_info(&s->procs, f->tgid, f, f->fd);
+		load_debug_info(&s->procs, f->tgid, f, f->fd, s->unwinding ? &dfd : NULL);
 	else
 		debug("no symbols in '%s': %s", f->path, strerror(-f->err));
-	/* Unwinding reads .eh_frame as it goes: keep an ELF handle on the file. */
-	if (s->unwinding && !f->err && (f->cfi_fd = dup(f->fd)) > 0 &&
-	    (f->cfi_elf = elf_begin(f->cfi_fd, ELF_C_READ_MMAP, NULL)))
-		f->cfi = dwarf_getcfi_elf(f->cfi_elf);
+	if (s->unwinding && !f->err)
+		load_cfi(f, dfd);
 	close(f->fd);
 	f->fd = -1;
 	s->open_files--;
@@ -302,6 +359,7 @@ static struct symfile *new_symfile(struct symbolizer *s, uint32_t tgid, int fd, 
 	struct symfile *f = xcalloc(1, sizeof(*f));
 
 	f->cfi_fd = -1;
+	f->debug_cfi_fd = -1;
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
 	f->path = xstrdup(path);
@@ -659,24 +717,26 @@ struct cfi_query {
 	uint32_t gen;
 };
 
-static Dwarf_CFI *cfi_at(void *ctx, uint64_t pc, uint64_t *vaddr)
+static bool cfi_at(void *ctx, uint64_t pc, uint64_t *vaddr, Dwarf_CFI *cfi[2])
 {
 	struct cfi_query *q = ctx;
 	struct proc_map *m = proc_find_map(&q->s->procs, q->proc, q->gen, pc);
 	struct symfile *f = NULL;
 
 	if (!m)
-		return NULL;
+		return false;
 	if (!strcmp(m->path, "[vdso]"))
 		f = &q->s->vdso;
 	else if (m->path[0] == '/')
 		f = get_file(q->s, q->proc->tgid, m);
 	if (!f)
-		return NULL;
+		return false;
 	read_symbols(q->s, f);
-	if (!f->cfi || elf_symtab_offset_to_vaddr(&f->syms, pc - m->start + m->offset, vaddr))
-		return NULL;
-	return f->cfi;
+	if (elf_symtab_offset_to_vaddr(&f->syms, pc - m->start + m->offset, vaddr))
+		return false;
+	cfi[0] = f->cfi;
+	cfi[1] = f->debug_cfi;
+	return true;
 }
 
 uint32_t symbolize_unwound_stack(struct symbolizer *s, struct profile *p, uint32_t tgid,

@@ -172,6 +172,22 @@ static Dwarf_Frame *frame_at(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr)
 	return key.frame;
 }
 
+/* The frame at pc: from .eh_frame, else .debug_frame. */
+static Dwarf_Frame *lookup(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx, uint64_t pc)
+{
+	Dwarf_CFI *cfi[2] = { NULL, NULL };
+	Dwarf_Frame *frame = NULL;
+	uint64_t vaddr;
+
+	if (!cfi_at(ctx, pc, &vaddr, cfi))
+		return NULL;
+	if (cfi[0])
+		frame = frame_at(u, cfi[0], vaddr);
+	if (!frame && cfi[1])
+		frame = frame_at(u, cfi[1], vaddr);
+	return frame;
+}
+
 /* The caller's value of register reg under frame; false if it cannot be known. */
 static bool caller_register(Dwarf_Frame *frame, int reg, const struct state *st,
 			    const struct memory *mem, uint64_t *out)
@@ -216,24 +232,22 @@ uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 	*end = UNWIND_DEPTH;
 	while (n < max) {
 		/* A return address is just past its call: look up and name the call itself. */
-		uint64_t pc = exact ? st.reg[REG_RA] : st.reg[REG_RA] - 1, vaddr, ra, cfa;
-		Dwarf_CFI *cfi;
-		Dwarf_Frame *frame = NULL;
+		uint64_t pc = exact ? st.reg[REG_RA] : st.reg[REG_RA] - 1, ra, cfa;
+		Dwarf_Frame *frame;
 		Dwarf_Op *ops;
 		size_t nops;
 		bool is_value, signal = false;
 		int ra_reg;
 
 		ips[n++] = pc;
-		if ((cfi = cfi_at(ctx, pc, &vaddr)))
-			frame = frame_at(u, cfi, vaddr);
+		frame = lookup(u, cfi_at, ctx, pc);
 		/*
 		 * In a system call the leaf's pc is past the syscall instruction,
 		 * which may end its function's CFI (__restore_rt's rt_sigreturn):
 		 * the instruction itself has the same rule.
 		 */
-		if (!frame && n == 1 && regs->in_syscall && (cfi = cfi_at(ctx, pc - 1, &vaddr)))
-			frame = frame_at(u, cfi, vaddr);
+		if (!frame && n == 1 && regs->in_syscall)
+			frame = lookup(u, cfi_at, ctx, pc - 1);
 		if (!frame) {
 			*end = UNWIND_NO_CFI;
 			return n;

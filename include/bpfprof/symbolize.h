@@ -46,10 +46,15 @@ struct symfile {
 	struct elf_symtab debug_syms;	/* its .symtab when the file itself has none */
 	/* The file's DWARF, else its debug file's; NULL: none. Indexed on lookup. */
 	struct dwarf_index *dwarf;
-	/* --unwind dwarf: its .eh_frame, through an ELF handle kept open. */
-	int cfi_fd;
-	Elf *cfi_elf;
-	Dwarf_CFI *cfi;
+	/*
+	 * --unwind dwarf: its .eh_frame, through an ELF handle kept open, and
+	 * for code .eh_frame lacks the .debug_frame of the file or of its debug
+	 * file (debug_cfi, owned by cfi_dwarf); NULL: none.
+	 */
+	int cfi_fd, debug_cfi_fd;
+	Elf *cfi_elf, *debug_cfi_elf;
+	Dwarf *cfi_dwarf;
+	Dwarf_CFI *cfi, *debug_cfi;
 };
 
 struct symbolizer {

@@ -2,7 +2,7 @@
 /*
  * User stacks without frame pointers: unwound from a copy of the top of
  * the stack and the registers at the sample, with the binaries' call frame
- * information (.eh_frame), as perf --call-graph dwarf does. libdw parses
+ * information (.eh_frame, else .debug_frame), as perf --call-graph dwarf does. libdw parses
  * the CFI; the rules are evaluated here against the copied stack, and each
  * code address's frame is cached (the CFI itself is read once per file).
  */
@@ -18,15 +18,19 @@
 /* How an unwind ended. */
 enum unwind_end {
 	UNWIND_COMPLETE,	/* the outermost frame: the CFI says there is no caller */
-	UNWIND_NO_CFI,		/* code without CFI (JIT, stripped of .eh_frame), or unmapped */
+	UNWIND_NO_CFI,		/* code without CFI (JIT, no .eh_frame nor .debug_frame), or unmapped */
 	UNWIND_NO_STACK,	/* the next frame lies beyond the copied stack */
 	UNWIND_DEPTH,		/* cut at the depth limit */
 	UNWIND_BAD,		/* a rule we cannot follow, or a stack going the wrong way */
 	UNWIND_END_MAX
 };
 
-/* The CFI covering pc in the process, and pc's address in that file's own terms. */
-typedef Dwarf_CFI *unwind_cfi_fn(void *ctx, uint64_t pc, uint64_t *vaddr);
+/*
+ * The CFI of the file pc is in, and pc's address in that file's own terms:
+ * cfi[0] its .eh_frame, cfi[1] its .debug_frame for code the first lacks;
+ * either may be NULL. false: pc is in no file.
+ */
+typedef bool unwind_cfi_fn(void *ctx, uint64_t pc, uint64_t *vaddr, Dwarf_CFI *cfi[2]);
 
 struct unwind_regs {
 	uint64_t ip, sp, bp;

@@ -71,7 +71,35 @@ spin=$(sum_matching "$T/signal.folded" ';main;main_spin;unit$')
 check "signal handler: main_spin/handler_spin = $(ratio "$spin" "$handler") (2 +- 10%: the timer's signals add kernel time to main's side)" \
 	within "$(ratio "$spin" "$handler")" 1.8 2.2
 
-# 4. With frame pointers, both ways of unwinding give the same stacks below main.
+# 4. Unwind tables only in .debug_frame (built -fno-asynchronous-unwind-tables
+# -g: .eh_frame has crt1's _start and the PLT alone), in the binary itself or
+# only in its debuglink file (the binary stripped).
+main_pc=$(nm "$WL/split-dframe" | awk '$3 == "main" { print $1 }')
+# has_fde FILE SECTION: whether that section of FILE itself (not its debuglink file) covers main.
+has_fde() {
+	readelf -wNf "$1" 2> /dev/null | awk -v sec="$2" -v pc="$main_pc" '
+		/^Contents of the / { in_sec = ($4 == sec) }
+		in_sec && $4 == "FDE" { split(substr($6, 4), r, /\.\./); if (r[1] <= pc && pc < r[2]) found = 1 }
+		END { exit !found }'
+}
+check "split-dframe: main's CFI only in .debug_frame" \
+	eval 'has_fde "$WL/split-dframe" .debug_frame && ! has_fde "$WL/split-dframe" .eh_frame'
+check "split-dframe-strip: none in the binary, main's CFI in its debuglink file's .debug_frame" \
+	eval '! has_fde "$WL/split-dframe-strip" .debug_frame && ! has_fde "$WL/split-dframe-strip" .eh_frame &&
+		has_fde "$WL/split-dframe-strip.debug" .debug_frame'
+for w in split-dframe split-dframe-strip; do
+	profile $w dwarf $w $((SECONDS_RUN + 2))
+	total=$(folded_total "$T/$w.folded")
+	full=$(sum_matching "$T/$w.folded" '^split-dframe[^;]*;_start;__libc_start_main;__libc_start_call_main;main;split_caller;split_(two_thirds|one_third)(;|$)')
+	if [ "$total" -gt 10000 ] && within "$(share "$full" "$total")" 95 100; then
+		ok "$w (.debug_frame only), --unwind dwarf: $(share "$full" "$total")% of $total samples show _start...main;split_caller;leaf"
+	else
+		not_ok "$w (.debug_frame only): $full of $total samples show the whole chain"
+		awk '{print $NF, $0}' "$T/$w.folded" | sort -rn | head -3 | cut -c1-200 | sed 's/^/#   /'
+	fi
+done
+
+# 5. With frame pointers, both ways of unwinding give the same stacks below main.
 profile fp-fp fp split $((SECONDS_RUN + 2))
 profile fp-dwarf dwarf split $((SECONDS_RUN + 2))
 # below_main FILE: "stack-below-main share%" for stacks with at least 1% of the samples.
@@ -90,7 +118,7 @@ else
 	not_ok "fp and dwarf unwinding differ below main"; diag "$T/fp.stacks"; diag "$T/dwarf.stacks"
 fi
 
-# 5. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
+# 6. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
 for mode in dwarf fp; do
 	profile deep-$mode $mode deep $((SECONDS_RUN + 2)) 300
 	total=$(folded_total "$T/deep-$mode.folded")
