@@ -177,6 +177,7 @@ static void copy_maps(struct proc_image *to, const struct proc_image *from)
 	for (i = 0; i < from->nr_maps; i++) {
 		to->maps[i] = from->maps[i];
 		to->maps[i].path = xstrdup(from->maps[i].path);
+		to->maps[i].prof_mapping = 0;	/* another process */
 	}
 }
 
@@ -200,6 +201,7 @@ static struct proc_map *insert_map(struct proc_image *img, const struct proc_map
 			tail.offset += m->end - o->start;
 			tail.start = m->end;
 			o->end = m->start;
+			o->prof_mapping = tail.prof_mapping = 0;
 			ALLOC_GROW(img->maps, img->nr_maps + 1, img->maps_alloc);
 			memmove(&img->maps[i + 2], &img->maps[i + 1], (img->nr_maps - i - 1) * sizeof(*o));
 			img->maps[i + 1] = tail;
@@ -207,10 +209,12 @@ static struct proc_map *insert_map(struct proc_image *img, const struct proc_map
 			i += 2;
 		} else if (o->start < m->start) {
 			o->end = m->start;
+			o->prof_mapping = 0;
 			i++;
 		} else if (o->end > m->end) {
 			o->offset += m->end - o->start;
 			o->start = m->end;
+			o->prof_mapping = 0;
 			i++;
 		} else {
 			free(o->path);

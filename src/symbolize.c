@@ -688,17 +688,21 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 		f = &s->vdso;
 	else if (m->path[0] == '/')
 		f = get_file(s, proc->tgid, m);
-	pm.start = m->start;
-	pm.limit = m->end;
-	pm.offset = m->offset;
-	pm.file = profile_string(p, m->path[0] ? m->path : "[anon]");
 	if (f)
 		read_symbols(s, f);
-	pm.build_id = f && !f->err && f->syms.build_id[0] ? profile_string(p, f->syms.build_id) : 0;
-	if (!pm.build_id && m->build_id_size)	/* unreadable, but the kernel told us */
-		pm.build_id = build_id_string(p, m);
-	pm.pid = proc->tgid;
-	mapping = profile_mapping(p, &pm);
+	/* Made once per mapping: hashing its path and build ID per frame was most of a drain. */
+	if (!m->prof_mapping) {
+		pm.start = m->start;
+		pm.limit = m->end;
+		pm.offset = m->offset;
+		pm.file = profile_string(p, m->path[0] ? m->path : "[anon]");
+		pm.build_id = f && !f->err && f->syms.build_id[0] ? profile_string(p, f->syms.build_id) : 0;
+		if (!pm.build_id && m->build_id_size)	/* unreadable, but the kernel told us */
+			pm.build_id = build_id_string(p, m);
+		pm.pid = proc->tgid;
+		m->prof_mapping = profile_mapping(p, &pm) + 1;
+	}
+	mapping = m->prof_mapping - 1;
 	id = profile_location_find(p, mapping, addr);
 	if (id != ITAB_NONE)
 		return id;

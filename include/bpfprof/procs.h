@@ -26,6 +26,8 @@ struct proc_map {
 	bool deleted;		/* the path ended in " (deleted)" (stripped here) */
 	char *path;		/* "" for anonymous memory; "[vdso]" and such kept */
 	int32_t file;		/* the symbolizer's handle for the file; -1: none yet */
+	uint32_t prof_mapping;	/* the symbolizer's profile mapping for it, plus one; 0: none
+				 * yet (cleared whenever the range or owner changes) */
 };
 
 /* Parses maps text, keeping the executable mappings, sorted by start. */
