@@ -73,32 +73,43 @@ static bool is_debug_section(const char *name)
 	       !strncmp(name, ".gnu.debuglto_.debug_", 21);
 }
 
-/* What libdw will hold of a section: its bytes, and as many again inflated if compressed. */
-static int section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, uint64_t *bytes)
+/* An unsigned field of the file's byte order, of 4 or 8 bytes. */
+static uint64_t field(const unsigned char *p, int size, bool big_endian)
 {
-	Elf_Data *data;
-	GElf_Chdr ch;
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[big_endian ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/*
+ * What libdw will hold of a section: its bytes, and as many again inflated
+ * if compressed. The inflated size is read from the section's first bytes
+ * alone: libelf's gelf_getchdr() would read the whole section for it, some
+ * 4 MB for libc's debug file, for every such file mapped.
+ */
+static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name, uint64_t *bytes)
+{
+	const char *ident = elf_getident(elf, NULL);
+	bool big_endian = ident && ident[EI_DATA] == ELFDATA2MSB;
+	bool elf64 = gelf_getclass(elf) == ELFCLASS64;
+	unsigned char head[24];
 
 	*bytes = sh->sh_size;
 	if (sh->sh_size > DWARF_MAX_BYTES)
 		return -EFBIG;
 	if (sh->sh_flags & SHF_COMPRESSED) {
-		if (!gelf_getchdr(scn, &ch))
+		/* Elf64_Chdr: type, reserved, size; Elf32_Chdr: type, size. */
+		if (pread(fd, head, 16, sh->sh_offset) != 16)
 			return -EINVAL;
-		*bytes += ch.ch_size;
+		*bytes += elf64 ? field(head + 8, 8, big_endian) : field(head + 4, 4, big_endian);
 	} else if (!strncmp(name, ".zdebug_", 8)) {
 		/* GNU's: "ZLIB", then the inflated size, big-endian. */
-		const unsigned char *p;
-		uint64_t size = 0;
-		int i;
-
-		data = elf_section_data(scn, DWARF_MAX_BYTES);
-		if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4))
+		if (pread(fd, head, 12, sh->sh_offset) != 12 || memcmp(head, "ZLIB", 4))
 			return -EINVAL;
-		p = (const unsigned char *)data->d_buf + 4;
-		for (i = 0; i < 8; i++)
-			size = size << 8 | p[i];
-		*bytes += size;
+		*bytes += field(head + 4, 8, true);
 	}
 	return *bytes > DWARF_MAX_BYTES ? -EFBIG : 0;
 }
@@ -109,7 +120,7 @@ static int section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, ui
  * file libdw would open by that name on its own (a FIFO there would
  * block us forever); all its debug sections within DWARF_MAX_BYTES.
  */
-static int check_sections(Elf *elf)
+static int check_sections(Elf *elf, int fd)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -132,7 +143,7 @@ static int check_sections(Elf *elf)
 			continue;
 		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
 			info = true;
-		if ((err = section_bytes(scn, &sh, name, &bytes)))
+		if ((err = section_bytes(elf, fd, &sh, name, &bytes)))
 			return err;
 		if (bytes > DWARF_MAX_BYTES - total)
 			return -EFBIG;
@@ -164,7 +175,7 @@ int dwarf_index_open(struct dwarf_index **out, int fd)
 		close(own);
 		return -ENOEXEC;
 	}
-	if ((err = check_sections(elf))) {
+	if ((err = check_sections(elf, own))) {
 		elf_end(elf);
 		close(own);
 		return err;
@@ -396,7 +407,7 @@ static void read_units(struct dwarf_index *d)
 	/* Trimmed: the file again, checked again (it may have changed since). */
 	if (!d->elf) {
 		d->elf = elf_open_fd(d->fd);
-		if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || check_sections(d->elf))
+		if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || check_sections(d->elf, d->fd))
 			return;
 	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
