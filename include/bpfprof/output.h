@@ -56,15 +56,22 @@ int write_svg(FILE *out, const struct profile *p, const struct write_options *o)
 
 struct output_file {
 	char *path;		/* the target, or NULL for stdout */
-	char *tmp_path;
+	char *tmp_path;		/* .NAME.RANDOM beside it, 0644, the sudo user's */
 	FILE *f;
+	bool in_place;		/* a device or FIFO, written where it is */
+	struct output_file *next;	/* temporary files not yet in place */
 };
 
-/* Opens the target now, so an unwritable path fails before sampling. */
+/*
+ * Opens the target now, so an unwritable path fails before sampling. The
+ * output_file must stay where it is until output_commit or output_abort.
+ */
 int output_open(struct output_file *o, const char *path);
 /* Flushes and renames into place; 0 or -errno. */
 int output_commit(struct output_file *o);
 /* Removes the temporary file. */
 void output_abort(struct output_file *o);
+/* Removes every temporary file not yet in place; async-signal-safe. */
+void output_remove_temps(void);
 
 #endif
