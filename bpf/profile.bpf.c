@@ -262,7 +262,14 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	}
 	r->stack_bytes = n;
 	r->reserved = 0;
-	bpf_ringbuf_submit(r, 0);
+	/*
+	 * Every sample comes this way: waking the reader for each would cost a
+	 * context switch per sample. It reads the ring every 20 ms anyway;
+	 * wake it early only once an eighth of the ring is waiting.
+	 */
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&fallback, BPF_RB_AVAIL_DATA) >=
+			      bpf_ringbuf_query(&fallback, BPF_RB_RING_SIZE) / 8 ?
+			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	st->v[STAT_DWARF_SENT]++;
 }
 
@@ -275,6 +282,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct sample_key key;
 	__u32 *gen;
 	int cause = -1;
+	bool user_mode;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
@@ -295,7 +303,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		st->v[STAT_FILTERED]++;
 		return 0;
 	}
-	st->v[in_user_mode(ctx) ? STAT_USER_MODE : STAT_KERNEL_MODE]++;
+	user_mode = in_user_mode(ctx);
+	st->v[user_mode ? STAT_USER_MODE : STAT_KERNEL_MODE]++;
 
 	key.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
@@ -307,7 +316,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	set = active_set & 1;
-	key.kstack_id = kernel_stacks ? stack_id(ctx, set, false, st, &cause) : BPFPROF_NO_STACK;
+	/* Interrupted in user mode, the kernel has no stack to give: don't ask. */
+	key.kstack_id = kernel_stacks && !user_mode ? stack_id(ctx, set, false, st, &cause)
+						    : BPFPROF_NO_STACK;
 	key.ustack_id = user_stacks ? stack_id(ctx, set, true, st, &cause) : BPFPROF_NO_STACK;
 	if (cause < 0 && !count(set, &key)) {
 		st->v[STAT_COUNTS_FULL]++;
