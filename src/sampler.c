@@ -249,6 +249,9 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
 
+	/* --unwind dwarf's records wake us only in bulk: take what came meanwhile. */
+	if (n == 0)
+		n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
 }
 
