@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,9 +33,36 @@
 static volatile sig_atomic_t stop_signal;
 /* When sampling was told to stop (first signal, or the loop's end): -v's end latency. */
 static volatile uint64_t stop_ns;
+/* Sampling is over: a signal now stops the writing. */
+static volatile sig_atomic_t sampling_over;
+
+static void say(const char *s)
+{
+	ssize_t unused __attribute__((unused)) = write(STDERR_FILENO, s, strlen(s));
+}
+
+/*
+ * A signal once sampling is over asks to stop now, profile or not: the
+ * files not yet in place are removed (those in place stay whole) and we
+ * die of the signal, so the shell sees it. Async-signal-safe calls only.
+ */
+static void abandon_writing(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	output_remove_temps();
+	say("bpfprof: ");
+	say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
+	say(" while writing the profile: outputs not yet complete were removed; let it finish "
+	    "(no signal after sampling ends) to keep them\n");
+	sigaction(sig, &dfl, NULL);
+	raise(sig);	/* blocked in its handler: delivered as we return */
+}
 
 static void on_stop_signal(int sig)
 {
+	if (sampling_over)
+		abandon_writing(sig);
 	/* clock_gettime is async-signal-safe; an aligned 64-bit store is whole on 64-bit CPUs. */
 	if (!stop_signal)
 		stop_ns = now_ns();
@@ -131,11 +159,21 @@ static int check_btf(const char *path)
 	return 0;
 }
 
-/* With -p/-t, profiling ends once nothing is left to profile. */
-static bool targets_gone(const struct options *o)
+/* The --cgroup directory was removed (or another took its name): nothing will run in it. */
+static bool cgroup_gone(const char *path, int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) || stat(path, &b) || a.st_ino != b.st_ino || a.st_dev != b.st_dev;
+}
+
+/* With -p/-t or --cgroup, profiling ends once nothing is left to profile. */
+static bool targets_gone(const struct options *o, int cgroup_fd)
 {
 	size_t i;
 
+	if (cgroup_fd >= 0 && cgroup_gone(o->cgroup_path, cgroup_fd))
+		return true;
 	if (!o->ntgids && !o->npids)
 		return false;
 	for (i = 0; i < o->ntgids; i++)
@@ -145,6 +183,17 @@ static bool targets_gone(const struct options *o)
 		if (task_alive(o->pids[i]))
 			return false;
 	return true;
+}
+
+/* stdout, one of the outputs, is a pipe nobody reads any more (bpfprof | head, head done). */
+static bool stdout_gone(const struct options *o)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO };
+	size_t i;
+
+	for (i = 0; i < o->noutputs && o->outputs[i].path; i++)
+		;
+	return i < o->noutputs && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
 static uint64_t recorded(const struct sampler_stats *st)
@@ -282,6 +331,7 @@ static void add_lost(struct collector *c, const struct sampler_stats *st)
 /* Everything one run holds while it samples. */
 struct session {
 	const struct options *o;
+	int cgroup_fd;			/* --cgroup, else -1 */
 	struct sampler *sampler;
 	struct sideband *sideband;	/* NULL if the kernel refused one: /proc only */
 	struct symbolizer sym;
@@ -360,8 +410,12 @@ static int sample_loop(struct session *ss, uint64_t start)
 				show_progress((now - start) / 1e9, &st);
 				sampler_stats_release(&st);
 			}
-			if (targets_gone(o)) {
+			if (targets_gone(o, ss->cgroup_fd)) {
 				debug("every target has exited; stopping");
+				break;
+			}
+			if (stdout_gone(o)) {
+				debug("stdout's reader has gone; stopping");
 				break;
 			}
 		}
@@ -393,6 +447,10 @@ static int check_machine(const struct options *o)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
+	if (!can_profile() && geteuid() == 0)
+		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF, which "
+			     "this root process lacks; run it with them, e.g. not in a container that "
+			     "drops them");
 	if (!can_profile())
 		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; "
 			     "run as root, e.g. sudo bpfprof");
@@ -430,8 +488,16 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 		if (!err)
 			err = output_commit(&out[i]);
 		if (err) {
-			rc = error("cannot write %s output to '%s': %s", format_name(spec->format),
-				   spec->path ? spec->path : "stdout", strerror(-err));
+			/* A file renamed into place only when whole is as it was; a pipe is not. */
+			bool renamed = spec->path && !out[i].in_place;
+
+			rc = error("cannot write %s output to %s%s%s: %s; %s", format_name(spec->format),
+				   spec->path ? "'" : "stdout", spec->path ? spec->path : "",
+				   !spec->path ? "" : renamed ? "' (left as it was)" : "'", strerror(-err),
+				   err == -ENOSPC || err == -EDQUOT
+					   ? "free some space, or give -o a file on another file system"
+				   : err == -EPIPE ? "its reader exited first: let it read to the end"
+						   : "check the device, or give -o another path");
 			output_abort(&out[i]);
 		}
 	}
@@ -494,7 +560,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 			   struct sampler_stats *st)
 {
 	struct sampler_config cfg;
-	struct session ss = { .o = o };
+	struct session ss = { .o = o, .cgroup_fd = cgroup_fd };
 	uint64_t start;
 	int err = -1;
 
@@ -513,6 +579,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	track_processes(&ss);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
+	sampling_over = 1;
 	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
 	prof->duration_ns = now_ns() - start;
 	debug("timing: sampled %.3f s", prof->duration_ns / 1e9);
@@ -549,7 +616,8 @@ int record(const struct options *o)
 	if (o->cgroup_path) {
 		cgroup_fd = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cgroup_fd < 0)
-			error("cannot open cgroup '%s': %s", o->cgroup_path, strerror(errno));
+			error("cannot open cgroup '%s': %s; give an existing cgroup v2 directory",
+			      o->cgroup_path, strerror(errno));
 	}
 	libbpf_set_print(libbpf_print);
 	catch_signals();

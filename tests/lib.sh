@@ -70,3 +70,31 @@ remove_cgroup() {
 	while read -r p; do echo "$p" > "$CGROUP_ROOT/cgroup.procs" 2>/dev/null; done < "$d/cgroup.procs"
 	rmdir "$d" 2>/dev/null
 }
+
+# What a running bpfprof holds in the kernel: "prog_id N" and "link_id N"
+# lines (from its fds' fdinfo), and its perf event fds.
+bpf_held() { cat /proc/$1/fdinfo/* 2> /dev/null | sed -n 's/^\(prog_id\|link_id\):\s*/\1 /p' | sort -u; }
+perf_fds() { ls -l /proc/$1/fd 2> /dev/null | grep -c 'anon_inode:\[perf_event\]'; }
+# bpf_still FILE: those of bpf_held's lines in FILE whose object still exists.
+bpf_still() {
+	local kind id
+	while read -r kind id; do
+		bpftool "${kind%_id}" show id "$id" > /dev/null 2>&1 && echo "$kind $id"
+	done < "$1"
+}
+# For runs too short to watch: the id of the newest BPF program now, and
+# bpf_unheld SINCE: bpfprof's programs loaded after SINCE that no process
+# holds any more (a pinned or leaked attachment), seen three times over a
+# second so another test run exiting meanwhile is not taken for one.
+bpf_last_prog() { bpftool prog show | sed -n 's/^\([0-9]*\): .*/\1/p' | sort -n | tail -1; }
+bpf_unheld() {
+	local try ids held
+	for try in 1 2 3; do
+		ids=$(bpftool prog show | awk -F'[: ]+' -v s="$1" \
+			'/^[0-9]+:/ && $1 > s && / name (on_sample|on_exec|on_fork) / { print $1 }' | sort)
+		held=$(cat /proc/[0-9]*/fdinfo/* 2> /dev/null | sed -n 's/^prog_id:\s*//p' | sort -u)
+		ids=$(comm -23 <(echo "$ids") <(echo "$held") | grep .) || return 0
+		sleep 0.5
+	done
+	echo $ids
+}

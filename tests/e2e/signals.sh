@@ -1,15 +1,38 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# An interrupted run still writes a complete profile of what it sampled.
+# An interrupted run still writes a complete profile of what it sampled; a
+# signal once sampling is over stops the writing and leaves no torn file; a
+# closed stdout ends the run; targets that all vanish end it too. Nothing
+# stays attached on any of these paths.
 . tests/lib.sh
+export HOME=$T	# go keeps a cache there
 
-start_workload spin 30 sig 1
+# whole_pprof FILE / whole_svg FILE: their own readers take them without a word.
+whole_pprof() { go tool pprof -raw "$1" > /dev/null 2> "$T/pprof.err" && [ ! -s "$T/pprof.err" ]; }
+whole_svg() { xmllint --noout "$1" 2> /dev/null; }
+# watch PID: what it holds in the kernel, into $T/held, and its perf fds into $nperf.
+watch() { bpf_held "$1" > "$T/held"; nperf=$(perf_fds "$1"); }
+# left_nothing WHAT: after the watched run, every object it held is gone.
+left_nothing() {
+	local still
+	still=$(bpf_still "$T/held")
+	if [ "$(grep -c '^prog_id' "$T/held")" -ge 3 ] && [ "$nperf" -ge 1 ] && [ -z "$still" ]; then
+		ok "$1: the $(grep -c prog "$T/held") programs, $(grep -c link "$T/held") links and $nperf perf events it held are gone"
+	else
+		not_ok "$1: held $(tr '\n' ' ' < "$T/held"), $nperf perf fds; still there: $still"
+	fi
+}
+
+start_workload spin 60 sig 1
 target=$!
 sleep 0.3
 
+# 1. During sampling: exit 0, every output whole.
 for sig in INT TERM HUP; do
-	$BPFPROF -F 499 -p $target -o "$T/$sig.folded" 2> "$T/$sig.err" &
+	$BPFPROF -F 499 -p $target -o "$T/$sig.folded" -o "$T/$sig.svg" -o "$T/$sig.pb.gz" \
+		2> "$T/$sig.err" &
 	prof=$!
 	sleep 1.5
+	watch $prof
 	kill -$sig $prof
 	wait $prof
 	rc=$?
@@ -19,7 +42,10 @@ for sig in INT TERM HUP; do
 	else
 		not_ok "SIG$sig after 1.5 s: exit $rc, total '$total'"; diag "$T/$sig.err"
 	fi
+	check "SIG$sig: the SVG and pprof files of the same run are whole" \
+		whole_svg "$T/$sig.svg" && whole_pprof "$T/$sig.pb.gz"
 	check "SIG$sig: the summary is printed" grep -q '^bpfprof: lost 0 samples' "$T/$sig.err"
+	left_nothing "SIG$sig during sampling"
 done
 
 # Without -d, to stdout: Ctrl-C ends it and stdout holds the whole profile.
@@ -34,16 +60,158 @@ check "SIGINT with stdout: a valid profile on stdout" [ -n "$(folded_total "$T/s
 check "no temporary files left in the output directory" \
 	bash -c "! ls -A '$T' | grep -q '^\.'"
 
-# The targets exiting ends the run early, with what was sampled.
+# The end of -d: the same.
+$BPFPROF -F 499 -p $target -d 1.5 -o "$T/d.folded" 2> /dev/null &
+prof=$!
+sleep 1
+watch $prof
+wait $prof
+check "-d 1.5: exit 0, a valid profile" [ $? = 0 ] && [ -n "$(folded_total "$T/d.folded")" ]
+left_nothing "the end of -d"
+
+# 2. While writing: many distinct stacks, so there is much to write.
+start_workload stacks -n 3000 -d 40
+stacks=$!
+sleep 0.5
+
+# Deterministic: stdout is a pipe nobody reads, so the writing stops there,
+# after the first file is in place and before the last is begun.
+for sig in INT TERM HUP; do
+	rm -f "$T/pipe" "$T/w1.folded" "$T/w2.svg"
+	mkfifo "$T/pipe"
+	exec 3<> "$T/pipe"	# open both ends, never read
+	$BPFPROF -F 999 -d 1 -o "$T/w1.folded" -o - -o "$T/w2.svg" > "$T/pipe" 2> "$T/w.err" &
+	prof=$!
+	for i in $(seq 100); do [ -e "$T/w1.folded" ] && break; sleep 0.1; done
+	sleep 0.3
+	check "SIG$sig while writing: bpfprof is blocked on stdout, still running" kill -0 $prof
+	kill -$sig $prof
+	wait $prof 2> /dev/null	# (bash's word on a job killed by a signal)
+	rc=$?
+	exec 3>&-
+	want=$((128 + $(kill -l $sig)))
+	if [ $rc = $want ] && [ "$(wc -l < "$T/w.err")" = 1 ] &&
+	   grep -q "^bpfprof: SIG$sig while writing the profile: outputs not yet complete were removed; let it finish" "$T/w.err"; then
+		ok "SIG$sig while writing: dies of it (exit $rc), one line: $(cat "$T/w.err")"
+	else
+		not_ok "SIG$sig while writing: want exit $want and one line, got $rc"; diag "$T/w.err"
+	fi
+	check "SIG$sig while writing: the file already in place is whole" \
+		bash -c "awk -f tests/check_folded.awk '$T/w1.folded' > /dev/null"
+	check "SIG$sig while writing: the file not yet written is not there, nor any temporary file" \
+		bash -c "[ ! -e '$T/w2.svg' ] && ! ls -A '$T' | grep -q '^\.'"
+done
+
+# In the middle of a file: signalled as soon as its temporary file grows.
+$BPFPROF -F 999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
+prof=$!
+grown=
+for i in $(seq 1000); do
+	if [ -n "$(find "$T" -maxdepth 1 -name '.big.*' -size +0c)" ]; then grown=1; break; fi
+	sleep 0.01
+done
+kill -INT $prof
+wait $prof 2> /dev/null
+rc=$?
+whole=0 absent=0
+for f in big.pb.gz big.svg big.folded; do
+	if [ ! -e "$T/$f" ]; then
+		absent=$((absent + 1))
+	elif case $f in *.pb.gz) whole_pprof "$T/$f" ;; *.svg) whole_svg "$T/$f" ;;
+		*) awk -f tests/check_folded.awk "$T/$f" > /dev/null ;; esac; then
+		whole=$((whole + 1))
+	fi
+done
+if [ -n "$grown" ] && [ $rc = 130 ] && [ $absent -ge 1 ] && [ $((whole + absent)) = 3 ] &&
+   ! ls -A "$T" | grep -q '^\.'; then
+	ok "SIGINT as a file is being written: exit 130, $whole outputs whole, $absent not there, no temporary file"
+else
+	not_ok "SIGINT as a file is being written: grown '$grown', exit $rc, $whole whole, $absent absent"
+	diag "$T/big.err"; ls -A "$T" | sed 's/^/#   /'
+fi
+
+# 3. stdout closed early: `bpfprof -d 2 | head -1` ends, with a clear word.
+start=$(date +%s%N)
+first=$( (timeout 20 $BPFPROF -F 999 -d 2 2> "$T/pipe.err"; echo $? > "$T/pipe.rc") | head -1)
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+rc=$(cat "$T/pipe.rc")
+if [ -n "$first" ] && [ "$rc" = 1 ] && [ $elapsed -lt 6000 ] &&
+   grep -q "^bpfprof: cannot write folded output to stdout: Broken pipe; its reader exited first" "$T/pipe.err"; then
+	ok "bpfprof -d 2 | head -1: exit 1 in $elapsed ms: $(head -1 "$T/pipe.err")"
+else
+	not_ok "bpfprof -d 2 | head -1: exit $rc in $elapsed ms"; diag "$T/pipe.err"
+fi
+# Without -d, a reader that is gone at once ends the run at the next drain.
+last=$(bpf_last_prog)
+start=$(date +%s%N)
+(timeout 20 $BPFPROF -F 999 2> "$T/gone.err"; echo $? > "$T/gone.rc") | true
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+rc=$(cat "$T/gone.rc")
+if [ "$rc" = 1 ] && [ $elapsed -lt 5000 ] && grep -q "Broken pipe" "$T/gone.err"; then
+	ok "bpfprof | true: the run ends by itself in $elapsed ms, exit 1"
+else
+	not_ok "bpfprof | true: exit $rc in $elapsed ms"; diag "$T/gone.err"
+fi
+left=$(bpf_unheld "$last")
+check "stdout closed: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
+
+# 4. The targets vanish: the run ends with what it sampled, exit 0.
+kill $stacks
+# -p: every one of two processes.
 start_workload spin 1 short 1
 short=$!
+start_workload spin 2 longer 1
+longer=$!
 start=$(date +%s%N)
-$BPFPROF -F 499 -p $short -d 30 -o "$T/short.folded" 2> "$T/short.err"
+$BPFPROF -F 499 -p $short,$longer -o "$T/short.folded" 2> "$T/short.err" &
+prof=$!
+sleep 0.5
+watch $prof
+wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/short.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 5000 ] && within "${total:-0}" 200 600; then
-	ok "-p target exits after 1 s: run ends in ${elapsed} ms with $total samples, exit 0"
+if [ $rc = 0 ] && [ "$elapsed" -lt 5000 ] && within "${total:-0}" 100 1500 &&
+   grep -q '^longer;' "$T/short.folded"; then
+	ok "-p A,B exiting after 1 and 2 s: run ends in ${elapsed} ms with $total samples, exit 0"
 else
-	not_ok "-p target exits after 1 s: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/short.err"
+	not_ok "-p A,B exiting after 1 and 2 s: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/short.err"
 fi
+left_nothing "-p targets gone"
+
+# -t: a thread.
+start_workload spin 1.5 thread 1
+thread=$!
+start=$(date +%s%N)
+$BPFPROF -F 499 -t $thread -o "$T/tid.folded" 2> "$T/tid.err"
+rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+total=$(folded_total "$T/tid.folded")
+if [ $rc = 0 ] && [ "$elapsed" -lt 4500 ] && within "${total:-0}" 100 750; then
+	ok "-t target exits after 1.5 s: run ends in ${elapsed} ms with $total samples, exit 0"
+else
+	not_ok "-t target exits after 1.5 s: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/tid.err"
+fi
+
+# --cgroup: removed once its one process has exited.
+CGROUP_DIR=$CGROUP_ROOT/bpfprof-test-sig-$$
+mkdir "$CGROUP_DIR"
+start_workload spin 1 incg 1
+echo $! > "$CGROUP_DIR/cgroup.procs"
+(sleep 1.5; rmdir "$CGROUP_DIR") &
+start=$(date +%s%N)
+$BPFPROF -F 499 --cgroup "$CGROUP_DIR" -o "$T/cg.folded" 2> "$T/cg.err" &
+prof=$!
+sleep 0.5
+watch $prof
+wait $prof
+rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+total=$(folded_total "$T/cg.folded")
+if [ $rc = 0 ] && [ "$elapsed" -lt 4500 ] && within "${total:-0}" 100 750 &&
+   [ "$(sum_matching "$T/cg.folded" '^incg;')" = "$total" ]; then
+	ok "--cgroup removed during the run: run ends in ${elapsed} ms with $total samples, exit 0"
+else
+	not_ok "--cgroup removed during the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/cg.err"
+fi
+left_nothing "--cgroup gone"
