@@ -159,7 +159,9 @@ static int attach(struct sampler *s, const struct sampler_config *cfg)
 			error("cannot open a cpu-clock perf event on CPU %d: %s%s", cfg->cpus[i],
 			      strerror(errno),
 			      errno == EACCES || errno == EPERM
-				      ? "; run as root or lower /proc/sys/kernel/perf_event_paranoid"
+				      ? "; the kernel refuses perf events to this process (a seccomp "
+					"filter, a security module, a container): run bpfprof where they "
+					"are allowed"
 				      : "");
 			return err;
 		}
@@ -514,7 +516,9 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 			      "kernel's BTF (-v shows libbpf's log)", cfg->btf_path, strerror(-err));
 		else
 			error("cannot load the BPF program: %s%s", strerror(-err),
-			      err == -EPERM ? "; run as root" : "; -v shows the verifier's log");
+			      err == -EPERM ? "; the kernel refuses bpf() to this process (a seccomp filter, a "
+				      "security module, a container): run bpfprof where BPF is allowed"
+				    : "; -v shows the verifier's log");
 		return err;
 	}
 	if ((err = fill_filters(s, cfg))) {
