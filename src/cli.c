@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
 	"      --stack-storage-size N  stacks each BPF stack map holds (default 16384)\n"
 	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
-	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 4096;\n"
+	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 2048;\n"
 	"                              65536 with --unwind dwarf)\n"
 	"      --unwind fp|dwarf       user stacks from frame pointers (default), or unwound from\n"
 	"                              each sample's stack copy with the binaries' CFI\n"
@@ -383,7 +383,7 @@ static char *join_args(int argc, char **argv)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	const char *cpu_arg = NULL;
+	const char *cpu_arg = NULL, *stack_size_arg = NULL;
 	uint32_t max_rate;
 	int c, err = 0;
 
@@ -467,6 +467,7 @@ int options_parse(struct options *o, int argc, char **argv)
 						  optarg);
 			break;
 		case OPT_STACK_SIZE:
+			stack_size_arg = optarg;
 			err = parse_u32(c, optarg, 1024, 65536, "a number of bytes", NULL, &o->stack_size);
 			if (!err && o->stack_size % 1024)
 				err = usage_error("--stack-size %s is not a multiple of 1024; give e.g. 16384",
@@ -503,11 +504,21 @@ int options_parse(struct options *o, int argc, char **argv)
 				   argv[optind]);
 	if (o->user_only && o->kernel_only)
 		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
+	/* Options that would do nothing are refused, so nobody thinks they did. */
+	if (o->dwarf_unwind && o->kernel_only)
+		return usage_error("--unwind dwarf unwinds user stacks, which -K leaves out; drop one of "
+				   "them");
+	if (stack_size_arg && !o->dwarf_unwind)
+		return usage_error("--stack-size %s: the stack is copied only with --unwind dwarf; add "
+				   "it, or drop --stack-size", stack_size_arg);
+	if (o->idle && (o->ntgids || o->npids))
+		return usage_error("-I records the idle task (pid 0), which -p and -t leave out; drop "
+				   "-I");
 	if ((err = resolve_formats(o)))
 		return err;
 	/* Whole stacks through the ring buffer need more room than the fallback alone. */
 	if (!o->ring_buffer_kib)
-		o->ring_buffer_kib = o->dwarf_unwind ? 65536 : 4096;
+		o->ring_buffer_kib = o->dwarf_unwind ? 65536 : 2048;
 	if (o->cgroup && (err = check_cgroup(o)))
 		return err;
 	if (o->duration > 0 && o->interval > o->duration)
