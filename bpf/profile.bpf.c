@@ -157,17 +157,38 @@ static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, __u32 set
 	return BPFPROF_NO_STACK;
 }
 
-/* Copy both stacks into a ring buffer record; count the sample lost if full. */
-static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const struct sample_key *key,
-				       struct sample_stats *st, int cause)
-{
-	struct fallback_record *r;
+/* Where a fallback record is put together before it is sent at its length. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct fallback_record);
+	__uint(max_entries, 1);
+} fallback_scratch SEC(".maps");
 
-	r = bpf_ringbuf_reserve(&fallback, sizeof(*r), 0);
-	if (!r) {
-		st->v[STAT_LOST_COLLISION + cause]++;
+/* A stack's bytes as a count of frames, within 0..BPFPROF_MAX_DEPTH. */
+static __always_inline __u32 frames_in(long bytes)
+{
+	__u32 n = bytes > 0 ? (__u32)bytes / sizeof(__u64) : 0;
+
+	return n < BPFPROF_MAX_DEPTH ? n : BPFPROF_MAX_DEPTH;
+}
+
+/*
+ * Copy both stacks into a ring buffer record; count the sample lost if
+ * full. The record goes out as long as its stacks: a quarter of the full
+ * size for a typical sample, so the ring buffer holds four times as many.
+ */
+static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const struct sample_key *key,
+				       bool user_mode, struct sample_stats *st, int cause)
+{
+	__u32 zero = 0, nu;
+	__u64 nk;
+	struct fallback_record *r;
+	__u64 size;
+
+	r = bpf_map_lookup_elem(&fallback_scratch, &zero);
+	if (!r)
 		return;
-	}
 	r->kind = RECORD_FALLBACK;
 	r->tgid = key->tgid;
 	r->pid = key->pid;
@@ -176,10 +197,23 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
 	r->cpu = bpf_get_smp_processor_id();
 	r->cause = cause;
-	r->kstack_bytes = kernel_stacks ? bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0) : -EFAULT;
-	r->ustack_bytes = user_stacks ? bpf_get_stack(ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK)
-				      : -EFAULT;
-	bpf_ringbuf_submit(r, 0);
+	r->kstack_bytes = kernel_stacks && !user_mode
+		? bpf_get_stack(ctx, r->ips, BPFPROF_MAX_DEPTH * sizeof(__u64), 0) : -EFAULT;
+	nk = frames_in(r->kstack_bytes);
+	/* The bound again, where the verifier sees it (the compiler moves C checks). */
+	_Static_assert(BPFPROF_MAX_DEPTH == 0x7f, "the mask below is BPFPROF_MAX_DEPTH");
+	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
+	r->ustack_bytes = user_stacks
+		? bpf_get_stack(ctx, &r->ips[nk], BPFPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)
+		: -EFAULT;
+	nu = frames_in(r->ustack_bytes);
+	size = __builtin_offsetof(struct fallback_record, ips) + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	if (bpf_ringbuf_output(&fallback, r, size, 0)) {
+		st->v[STAT_LOST_COLLISION + cause]++;
+		return;
+	}
 	st->v[STAT_FALLBACK]++;
 }
 
@@ -325,7 +359,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		cause = CAUSE_COUNTS_FULL;
 	}
 	if (cause >= 0) {
-		send_whole(ctx, &key, st, cause);
+		send_whole(ctx, &key, user_mode, st, cause);
 		return 0;
 	}
 	st->v[STAT_COUNTED_SET0 + set]++;

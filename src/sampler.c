@@ -198,6 +198,14 @@ static uint32_t stack_depth(const uint64_t *ips, uint32_t max)
 	return n;
 }
 
+/* A stack's bytes in a record as a count of frames, within 0..BPFPROF_MAX_DEPTH. */
+static uint32_t frames_in(int32_t bytes)
+{
+	uint32_t n = bytes > 0 ? (uint32_t)bytes / 8 : 0;
+
+	return n < BPFPROF_MAX_DEPTH ? n : BPFPROF_MAX_DEPTH;
+}
+
 static void on_dwarf_record(struct sampler *s, const struct dwarf_record *r, size_t size)
 {
 	struct raw_user_state user = { r->ip, r->sp, r->bp, r->stack, r->stack_bytes };
@@ -229,19 +237,23 @@ static int on_record(void *ctx, void *data, size_t size)
 			on_dwarf_record(s, data, size);
 		return 0;
 	}
-	if (size < sizeof(*r))
+	if (size < offsetof(struct fallback_record, ips))
 		return 0;
+	/* __u64 and uint64_t are the same width but distinct types. */
+	rs.kstack.ips = (const uint64_t *)r->ips;
+	rs.kstack.n = frames_in(r->kstack_bytes);
+	rs.ustack.ips = rs.kstack.ips + rs.kstack.n;
+	rs.ustack.n = frames_in(r->ustack_bytes);
+	if (size < offsetof(struct fallback_record, ips) + (rs.kstack.n + rs.ustack.n) * 8)
+		return 0;
+	rs.kstack.n = stack_depth(rs.kstack.ips, rs.kstack.n);
+	rs.ustack.n = stack_depth(rs.ustack.ips, rs.ustack.n);
 	s->stats.received++;
 	rs.tgid = r->tgid;
 	rs.pid = r->pid;
 	rs.gen = r->gen;
 	rs.cgroup_id = r->cgroup_id;
 	memcpy(rs.comm, r->comm, sizeof(rs.comm));
-	/* __u64 and uint64_t are the same width but distinct types. */
-	rs.kstack.ips = (const uint64_t *)r->kstack;
-	rs.kstack.n = r->kstack_bytes > 0 ? stack_depth(rs.kstack.ips, r->kstack_bytes / 8) : 0;
-	rs.ustack.ips = (const uint64_t *)r->ustack;
-	rs.ustack.n = r->ustack_bytes > 0 ? stack_depth(rs.ustack.ips, r->ustack_bytes / 8) : 0;
 	rs.count = 1;
 	s->on_sample(s->ctx, &rs);
 	return 0;

@@ -40,7 +40,11 @@ enum record_kind {
 	RECORD_DWARF = 2,	/* struct dwarf_record */
 };
 
-/* A sample sent whole, stacks copied, when the maps could not take it. */
+/*
+ * A sample sent whole, stacks copied, when the maps could not take it. Sent
+ * only as long as its stacks are: ips[] holds the kernel stack's
+ * kstack_bytes, then the user stack's ustack_bytes (each 0 if negative).
+ */
 struct fallback_record {
 	__u32 kind;		/* RECORD_FALLBACK */
 	__u32 tgid;
@@ -50,10 +54,9 @@ struct fallback_record {
 	char comm[BPFPROF_COMM_LEN];
 	__u32 cpu;
 	__u32 cause;		/* enum fallback_cause */
-	__s32 kstack_bytes;	/* bytes filled in kstack, or negative error */
+	__s32 kstack_bytes;	/* bytes of kernel stack, or a negative error */
 	__s32 ustack_bytes;
-	__u64 kstack[BPFPROF_MAX_DEPTH];
-	__u64 ustack[BPFPROF_MAX_DEPTH];
+	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
 
 /* Most of the user stack --stack-size may copy per sample. */
