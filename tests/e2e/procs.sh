@@ -82,3 +82,45 @@ else
 	not_ok "mount namespace binary: $n of $all samples named"; grep '^ns-split' "$T/ns.folded" | head -3
 fi
 rmdir "/tmp/bpfprof-ns-$$" 2> /dev/null
+
+# 5. A hostile container: a JIT process in a mount namespace of its own (its
+# own /tmp) whose /tmp/perf-PID.map is a symlink to an absolute path. That
+# path names a map inside the container, with INSIDE_ names, and on the host
+# a copy with HOST_SECRET_ names that the container cannot see. bpfprof
+# must resolve the symlink inside the container's root: INSIDE_ frames, no
+# HOST_SECRET_ frame, and the host file never read (its atime kept). The
+# container hands out its map and node's pid on fds 3 and 4: $T is in the
+# /tmp it no longer sees.
+shared=/tmp/bpfprof-test-hostile-$$.map
+cat > "$T/container.sh" <<SH
+mount -t tmpfs tmpfs /tmp || exit 99
+node --perf-basic-prof --no-turbo-inlining --no-logfile-per-isolate --logfile=/tmp/v8.log \
+	tests/workloads/jit.js 9 < /dev/null > /dev/null 3>&- 4>&- &
+sleep 1.5
+cat /tmp/perf-\$!.map >&3
+sed -E 's/^([0-9a-fA-Fx]+ [0-9a-fA-Fx]+ )/\1INSIDE_/' /tmp/perf-\$!.map > $shared
+ln -sf $shared /tmp/perf-\$!.map
+echo \$! >&4
+exec 3>&- 4>&-
+wait
+SH
+unshare -m --propagation private sh "$T/container.sh" 3> "$T/node.map" 4> "$T/node.pid" &
+BG_PIDS+=($!)
+for i in $(seq 50); do [ -s "$T/node.pid" ] && break; sleep 0.1; done
+node_pid=$(cat "$T/node.pid" 2> /dev/null)
+sed -E 's/^([0-9a-fA-Fx]+ [0-9a-fA-Fx]+ )/\1HOST_SECRET_/' "$T/node.map" > "$shared"
+touch -a -d '2001-01-01' "$shared"	# older than its mtime: any read moves it (relatime)
+atime=$(stat -c %X "$shared")
+[ -z "${KEEP:-}" ] && trap 'rm -f "$shared"; cleanup' EXIT
+$BPFPROF -F 999 -d 2 -p "${node_pid:-0}" -o "$T/hostile.folded" 2> "$T/hostile.err"
+inside=$(sum_matching "$T/hostile.folded" ';INSIDE_[^;]*_\[j\]')
+host=$(sum_matching "$T/hostile.folded" 'HOST_SECRET')
+total=$(folded_total "$T/hostile.folded")
+if [ -n "$node_pid" ] && [ "${total:-0}" -gt 500 ] && [ "$inside" -gt $((total / 2)) ] && [ "$host" = 0 ]; then
+	ok "hostile container: its map symlink resolved inside it ($inside of $total samples in INSIDE_ JIT frames, 0 HOST_SECRET_)"
+else
+	not_ok "hostile container: pid '$node_pid', $total samples, $inside INSIDE_, $host HOST_SECRET_"
+	diag "$T/hostile.err"; grep -m3 'HOST_SECRET\|_\[j\]' "$T/hostile.folded" | sed 's/^/#   /'
+fi
+check "hostile container: the host file its symlink names was never read (atime kept)" \
+	[ "$(stat -c %X "$shared")" = "$atime" ]
