@@ -9,15 +9,19 @@
 /* Frame names must not break the format: ';' separates, '\n' ends lines. */
 static void add_frame(struct strbuf *line, const char *name, size_t len)
 {
-	size_t i;
+	size_t i, from = 0;
 
 	for (i = 0; i < len; i++) {
 		unsigned char ch = name[i];
 
-		strbuf_addch(line, ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : ch);
+		if (ch != ';' && ch >= 0x20 && ch != 0x7f)
+			continue;
+		strbuf_add(line, name + from, i - from);
+		strbuf_addch(line, ch == ';' ? ':' : '?');
+		from = i + 1;
 	}
+	strbuf_add(line, name + from, len - from);
 }
-
 
 /* Appends ";frame" for every frame of stack, root first. */
 static void add_stack(struct strbuf *line, const struct profile *p, uint32_t stack,
