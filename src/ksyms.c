@@ -25,6 +25,13 @@ static void forget_modules(struct kernel_symbols *ks)
 
 void kernel_symbols_release(struct kernel_symbols *ks)
 {
+	uint32_t i;
+
+	for (i = 0; i < ks->nr_added; i++) {
+		free(ks->added[i].name);
+		free(ks->added[i].module);
+	}
+	free(ks->added);
 	forget_modules(ks);
 	free(ks->mods);
 	kallsyms_release(&ks->kallsyms);
@@ -33,9 +40,52 @@ void kernel_symbols_release(struct kernel_symbols *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
-void kernel_symbols_changed(struct kernel_symbols *ks)
+static void span(struct kernel_symbols *ks, const char *module, uint64_t lo, uint64_t hi);
+
+void kernel_symbols_added(struct kernel_symbols *ks, uint64_t addr, uint32_t len,
+			  const char *name, const char *module)
 {
-	ks->stale = true;
+	uint32_t i = 0, at;
+
+	if (!len || addr + len < addr)
+		return;
+	/* What it overlaps went before it came: drop that. */
+	while (i < ks->nr_added) {
+		struct ksym_added *a = &ks->added[i];
+
+		if (a->addr < addr + len && addr < a->addr + a->len) {
+			free(a->name);
+			free(a->module);
+			memmove(a, a + 1, (ks->nr_added - i - 1) * sizeof(*a));
+			ks->nr_added--;
+		} else {
+			i++;
+		}
+	}
+	for (at = 0; at < ks->nr_added && ks->added[at].addr < addr; at++)
+		;
+	ALLOC_GROW(ks->added, ks->nr_added + 1, ks->added_alloc);
+	memmove(&ks->added[at + 1], &ks->added[at], (ks->nr_added - at) * sizeof(*ks->added));
+	ks->added[at] = (struct ksym_added){ addr, len, xstrdup(name), xstrdup(module) };
+	ks->nr_added++;
+	if (ks->err != 1)
+		span(ks, module, addr, addr + len);
+}
+
+static const struct ksym_added *added_lookup(const struct kernel_symbols *ks, uint64_t addr)
+{
+	uint32_t lo = 0, hi = ks->nr_added;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ks->added[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr - ks->added[lo - 1].addr < ks->added[lo - 1].len ? &ks->added[lo - 1]
+									     : NULL;
 }
 
 void kernel_symbols_check_modules(struct kernel_symbols *ks)
@@ -65,6 +115,19 @@ static struct kernel_module *module_named(struct kernel_symbols *ks, const char 
 	return &ks->mods[ks->nr_mods++];
 }
 
+/* Widens the module's span to hold [lo, hi), unless its mapping is made already. */
+static void span(struct kernel_symbols *ks, const char *module, uint64_t lo, uint64_t hi)
+{
+	struct kernel_module *m = module_named(ks, module);
+
+	if (m->mapping)
+		return;
+	if (lo < m->start)
+		m->start = lo;
+	if (hi > m->limit)
+		m->limit = hi;
+}
+
 /* Reads kallsyms (again) and spans each module from its first symbol to past its last. */
 static void load(struct kernel_symbols *ks)
 {
@@ -84,13 +147,11 @@ static void load(struct kernel_symbols *ks)
 	}
 	for (i = 0; i < ks->kallsyms.nr; i++) {
 		const struct ksym *sym = &ks->kallsyms.syms[i];
-		struct kernel_module *m = module_named(ks, ksym_module(&ks->kallsyms, sym));
 
-		if (sym->addr < m->start)
-			m->start = sym->addr;
-		if (sym->addr + 1 > m->limit)
-			m->limit = sym->addr + 1;
+		span(ks, ksym_module(&ks->kallsyms, sym), sym->addr, sym->addr + 1);
 	}
+	for (i = 0; i < ks->nr_added; i++)
+		span(ks, ks->added[i].module, ks->added[i].addr, ks->added[i].addr + ks->added[i].len);
 }
 
 static uint32_t module_mapping(struct kernel_symbols *ks, struct profile *p, const char *name)
@@ -122,19 +183,23 @@ void kernel_symbols_stack(struct kernel_symbols *ks, struct profile *p, const ui
 	load(ks);
 	for (i = 0; i < n; i++) {
 		uint64_t addr = ips[i] - (i > 0);
-		const struct ksym *sym = ks->err ? NULL : kallsyms_lookup(&ks->kallsyms, addr);
-		uint32_t mapping = module_mapping(ks, p, sym ? ksym_module(&ks->kallsyms, sym) : "");
+		/* What the side-band announced is newer than kallsyms as last read. */
+		const struct ksym_added *added = added_lookup(ks, addr);
+		const struct ksym *sym = added || ks->err ? NULL : kallsyms_lookup(&ks->kallsyms, addr);
+		const char *name = added ? added->name : sym ? ksym_name(&ks->kallsyms, sym) : NULL;
+		const char *module = added ? added->module : sym ? ksym_module(&ks->kallsyms, sym) : "";
+		uint32_t mapping = module_mapping(ks, p, module);
 		uint32_t id = profile_location_find(p, mapping, addr);
 
 		if (id == ITAB_NONE) {
 			struct prof_line line = { 0, 0 };
-			uint32_t name;
 
-			if (sym) {
-				name = profile_string(p, ksym_name(&ks->kallsyms, sym));
-				line.function = profile_function(p, name, name, 0);
+			if (name) {
+				uint32_t s = profile_string(p, name);
+
+				line.function = profile_function(p, s, s, 0);
 			}
-			id = profile_location_add(p, mapping, addr, FRAME_KERNEL, &line, sym ? 1 : 0);
+			id = profile_location_add(p, mapping, addr, FRAME_KERNEL, &line, name ? 1 : 0);
 		}
 		locs[i] = id;
 	}

@@ -288,6 +288,7 @@ int sideband_decode(const void *rec, size_t size, struct sb_event *ev)
 		ev->tid = id.tid;
 		memcpy(&ev->ksymbol.addr, p, 8);
 		memcpy(&ev->ksymbol.len, p + 8, 4);
+		memcpy(&ev->ksymbol.type, p + 12, 2);
 		memcpy(&flags, p + 14, 2);
 		ev->ksymbol.unregister = flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
 		ev->ksymbol.name = string_in(p + 16, end);

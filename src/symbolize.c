@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -474,8 +475,10 @@ void symbolizer_track(void *ctx, const struct sb_event *ev)
 	struct proc *owner;
 	struct proc_map *m = procs_apply(&s->procs, ev, &owner);
 
-	if (ev->type == SB_KSYMBOL)
-		kernel_symbols_changed(&s->kernel);
+	/* kallsyms names BPF code "[bpf]"; other out-of-line code is the kernel's. */
+	if (ev->type == SB_KSYMBOL && !ev->ksymbol.unregister)
+		kernel_symbols_added(&s->kernel, ev->ksymbol.addr, ev->ksymbol.len, ev->ksymbol.name,
+				     ev->ksymbol.type == PERF_RECORD_KSYMBOL_TYPE_BPF ? "bpf" : "");
 	if (m && m->path[0] == '/')
 		get_file(s, owner->tgid, m);
 }

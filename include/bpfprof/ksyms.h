@@ -27,12 +27,24 @@ struct kernel_symbols {
 	} *mods;
 	uint32_t nr_mods, mods_alloc;
 	uint32_t reads;		/* times kallsyms was read */
+	/* Code the side-band announced (BPF programs, trampolines), by address. */
+	struct ksym_added {
+		uint64_t addr;
+		uint32_t len;
+		char *name, *module;
+	} *added;
+	uint32_t nr_added, added_alloc;
 };
 
 void kernel_symbols_init(struct kernel_symbols *ks, const char *path);
 void kernel_symbols_release(struct kernel_symbols *ks);
-/* Kernel code came or went (a side-band KSYMBOL record): read again before naming. */
-void kernel_symbols_changed(struct kernel_symbols *ks);
+/*
+ * Kernel code came (a side-band KSYMBOL record): named from the record, no
+ * need to read kallsyms again. Code that went keeps its name until other
+ * code takes its place: samples in flight may still hold its addresses.
+ */
+void kernel_symbols_added(struct kernel_symbols *ks, uint64_t addr, uint32_t len,
+			  const char *name, const char *module);
 /* Once per drain: a module inserted or removed also means reading again. */
 void kernel_symbols_check_modules(struct kernel_symbols *ks);
 /* Location ids for n kernel IPs, leaf first; callers' return addresses moved back one byte. */

@@ -47,6 +47,7 @@ struct sb_event {
 		struct {
 			uint64_t addr;
 			uint32_t len;
+			uint16_t type;		/* PERF_RECORD_KSYMBOL_TYPE_* */
 			bool unregister;
 			const char *name;	/* borrowed */
 		} ksymbol;
