@@ -246,7 +246,8 @@ static __always_inline bool count(__u32 set, const struct sample_key *key)
  * also when the sample hit in the kernel.
  */
 static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
-					       const struct sample_key *key, struct sample_stats *st)
+					       const struct sample_key *key, struct sample_stats *st,
+					       bool user_mode)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_record *r;
@@ -265,7 +266,9 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	r->cgroup_id = key->cgroup_id;
 	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
 	r->cpu = bpf_get_smp_processor_id();
-	r->kstack_bytes = kernel_stacks ? bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0) : -EFAULT;
+	/* Interrupted in user mode, the kernel has no stack to give: don't ask. */
+	r->kstack_bytes = !kernel_stacks ? -EFAULT :
+			  user_mode ? 0 : bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
 	r->ip = r->sp = r->bp = 0;
 	if (user_stacks && task->mm) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -346,7 +349,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.gen = gen ? *gen : 0;
 
 	if (dwarf_unwind) {
-		send_for_unwinding(ctx, &key, st);
+		send_for_unwinding(ctx, &key, st, user_mode);
 		return 0;
 	}
 	set = active_set & 1;

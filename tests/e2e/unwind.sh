@@ -61,7 +61,7 @@ check "qsort: the callback is seen under libc's qsort" grep -q ';qsort_r;.*;by_v
 profile signal dwarf signal-nofp $((SECONDS_RUN + 2))
 handler=$(sum_matching "$T/signal.folded" ';handler_spin(;|$)')
 through=$(sum_matching "$T/signal.folded" '^signal-nofp;_start;__libc_start_main;__libc_start_call_main;main;main_spin;(unit;)?__restore_rt;on_signal;handler_spin(;|$)')
-if [ "$handler" -gt 5000 ] && within "$(share "$through" "$handler")" 95 100; then
+if [ "$handler" -gt 2000 ] && within "$(share "$through" "$handler")" 95 100; then
 	ok "signal handler, --unwind dwarf: $(share "$through" "$handler")% of $handler handler samples go _start...main;main_spin;unit;__restore_rt;on_signal"
 else
 	not_ok "signal handler: $through of $handler handler samples unwind through __restore_rt to main"
