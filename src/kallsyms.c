@@ -43,6 +43,8 @@ static int hexval(char c)
 struct parse_state {
 	uint32_t last_module;
 	size_t last_module_len;
+	uint32_t padded;	/* the name of the function whose padding came last, or 0 */
+	size_t padded_len;
 	size_t sorted;		/* syms[0, sorted) are in order */
 	bool any_nonzero;
 };
@@ -52,6 +54,30 @@ static void parse_begin(struct kallsyms *ks, struct parse_state *st)
 	memset(ks, 0, sizeof(*ks));
 	memset(st, 0, sizeof(*st));
 	add_name(ks, "", 0);
+}
+
+/*
+ * Kernels built with function padding (6.2 on) give each function a
+ * "__pfx_NAME" symbol for the padding before it: half of all symbols. Code
+ * there (call-depth accounting thunks) runs on the way into NAME, so it is
+ * named NAME, and NAME is stored once for both.
+ */
+static uint32_t symbol_name(struct kallsyms *ks, struct parse_state *st, const char *name,
+			    size_t len)
+{
+	static const char prefix[] = "__pfx_";
+	const size_t plen = sizeof(prefix) - 1;
+	uint32_t padded = st->padded;
+
+	st->padded = 0;
+	if (len > plen && !memcmp(name, prefix, plen)) {
+		st->padded = add_name(ks, name + plen, len - plen);
+		st->padded_len = len - plen;
+		return st->padded;
+	}
+	if (padded && len == st->padded_len && !memcmp(ks->names + padded, name, len))
+		return padded;
+	return add_name(ks, name, len);
 }
 
 /*
@@ -100,7 +126,7 @@ static int parse_line(struct kallsyms *ks, struct parse_state *st, const char *p
 	ALLOC_GROW(ks->syms, ks->nr + 1, ks->alloc);
 	s = &ks->syms[ks->nr++];
 	s->addr = addr;
-	s->name = add_name(ks, name, name_end - name);
+	s->name = symbol_name(ks, st, name, name_end - name);
 	s->module = 0;
 	if (mod) {
 		size_t mlen = eol - 1 - mod;

@@ -47,6 +47,26 @@ void test_kallsyms(void)
 	CHECK(kallsyms_parse(&ks, "zzzz T a\n", 9) == -EINVAL, "kallsyms: a malformed line is refused");
 	CHECK(kallsyms_parse(&ks, "ffff T\n", 7) == -EINVAL, "kallsyms: a line without a name");
 
+	/* Function padding is named for the function it pads; the name is kept once. */
+	{
+		static const char padded[] = "ffffffff81000ff0 T __pfx_do_work\n"
+					     "ffffffff81001000 T do_work\n"
+					     "ffffffff81001ff0 t __pfx_other\n"
+					     "ffffffff81002000 t next_one\n";
+
+		CHECK(kallsyms_parse(&ks, padded, strlen(padded)) == 0 && ks.nr == 4,
+		      "kallsyms: padding symbols parse");
+		s = kallsyms_lookup(&ks, 0xffffffff81000ff4);
+		CHECK(s && !strcmp(ksym_name(&ks, s), "do_work") && s->name == ks.syms[1].name,
+		      "kallsyms: __pfx_do_work is named do_work, one copy of the name");
+		s = kallsyms_lookup(&ks, 0xffffffff81002004);
+		CHECK(s && !strcmp(ksym_name(&ks, s), "next_one"),
+		      "kallsyms: a function after another's padding keeps its own name");
+		s = kallsyms_lookup(&ks, 0xffffffff81001ff8);
+		CHECK(s && !strcmp(ksym_name(&ks, s), "other"), "kallsyms: __pfx_other is other");
+		kallsyms_release(&ks);
+	}
+
 	/* The real file parses and names a function we know is there. */
 	if (kallsyms_load(&ks, "/proc/kallsyms") == 0) {
 		bool found = false;
