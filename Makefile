@@ -5,6 +5,7 @@
 # make test       unit and end-to-end tests (root)
 # make fuzz       every reader under libFuzzer, FUZZ_SECONDS each (FUZZ=name for one)
 # make valgrind   a short profile under valgrind's memcheck (root)
+# make soak       SOAK_MINUTES (default 10) at 999 Hz with process churn: flat RSS, fds, maps (root)
 # make deps       install the Debian packages the build and tests need (root)
 # make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
 # make install    PREFIX=/usr/local DESTDIR=
@@ -214,6 +215,13 @@ valgrind: $(O)/bpfprof $(O)/tests/workloads/split
 	[ $$rc = 0 ] && LC_ALL=C awk -f tests/check_folded.awk $(O)/valgrind.folded > /dev/null && \
 	echo "valgrind: no invalid accesses, no leaks"
 
+# make soak: SOAK_MINUTES at 999 Hz over the whole machine with processes
+# coming and going; RSS but the profile, fds and BPF maps each minute must
+# stay flat, no sample lost (tests/soak.sh).
+SOAK_MINUTES ?= 10
+soak: $(O)/bpfprof $(O)/tests/workloads/split $(O)/tests/workloads/burst
+	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) bash tests/soak.sh
+
 # Benchmarks -------------------------------------------------------------------
 
 $(O)/tests/bench-writers: tests/bench/writers.c $(LIB_OBJS)
@@ -333,7 +341,7 @@ demo: deps
 	@echo "demo: collapsed stacks in $(O)/demo.folded ($$(wc -l < $(O)/demo.folded) lines); the busiest:"
 	@awk '{ print $$NF "\t" substr($$0, 1, 150) }' $(O)/demo.folded | sort -rn | head -5
 
-.PHONY: all test test-build bench fuzz fuzz-build valgrind install uninstall clean deps vmlinux demo
+.PHONY: all test test-build bench fuzz fuzz-build valgrind soak install uninstall clean deps vmlinux demo
 .DELETE_ON_ERROR:
 
 -include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d) $(wildcard $(FUZZ_O)/*/*.d)

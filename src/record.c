@@ -403,6 +403,12 @@ static int sample_loop(struct session *ss, uint64_t start)
 			/* Every sample of a process that exited before the flip is named now. */
 			symbolizer_forget_before(&ss->sym, now);
 			note_first_samples(ss);
+			/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
+			if (verbose >= 2)
+				debug("drain: profile %zu KiB: %u samples, %u stacks, %u locations, "
+				      "%u mappings", profile_bytes(ss->coll.profile) >> 10,
+				      ss->coll.profile->nr_samples, ss->coll.profile->nr_stacks,
+				      ss->coll.profile->nr_locations, ss->coll.profile->nr_mappings);
 			while (next_drain <= now)
 				next_drain += interval;
 			if (progress) {

@@ -19,6 +19,7 @@
 #define BPFPROF_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bpfprof/intern.h"
@@ -121,6 +122,8 @@ struct profile {
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
+/* The bytes its arrays and indexes hold (allocated, not only used). */
+size_t profile_bytes(const struct profile *p);
 
 static inline uint32_t profile_string(struct profile *p, const char *s)
 {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# make soak: bpfprof for SOAK_MINUTES (default 10) at 999 Hz over the whole
+# machine while processes come and go without pause (short programs forking
+# and exec'ing) beside a steady busy one. Each minute: bpfprof's RSS, the
+# part of it that is the profile (-vv says at each drain) and the rest, open
+# fds, its BPF maps (how many, their bytes, the entries in the counts and
+# stack maps and in proc_gen). The profile grows with every new process (its
+# mappings, locations, samples: pprof keeps them per process); everything
+# else must not. Fails if the rest of RSS, the fds or the map bytes move more
+# than 10 % from the first minute's, or if any sample is lost.
+#
+# usage: O=build SOAK_MINUTES=10 tests/soak.sh   (root)
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+MINUTES=${SOAK_MINUTES:-10}
+SECS=$((MINUTES * 60))
+
+if [ "$(id -u)" != 0 ]; then
+	echo "soak: bpfprof loads BPF programs; run it as root (sudo make soak)" >&2
+	exit 1
+fi
+
+# The steady workload, and the churn: a burst and a shell that execs true,
+# over and over, in two lines at once, until the run is over.
+start_workload split $((SECS + 30))
+churn() {
+	local end=$(( $(date +%s) + SECS + 10 ))
+	while [ "$(date +%s)" -lt $end ]; do
+		"$WL/burst" 2 > /dev/null
+		sh -c /bin/true
+	done
+}
+churn & BG_PIDS+=($!)
+churn & BG_PIDS+=($!)
+sleep 0.5
+
+$BPFPROF -vv -F 999 -d $((SECS + 5)) -o "$T/soak.folded" 2> "$T/soak.err" &
+prof=$!
+BG_PIDS+=($prof)
+
+# entries MAP_ID: how many keys a map holds.
+entries() { bpftool -j map dump id "$1" 2> /dev/null | grep -o '"key":' | wc -l; }
+
+row() { printf '%-6s %9s %11s %9s %5s %5s %9s %7s %7s %9s\n' "$@"; }
+row minute "RSS KiB" "profile KiB" "rest KiB" fds maps "maps KiB" counts stacks proc_gen | tee "$T/table"
+for m in $(seq 1 "$MINUTES"); do
+	sleep $((m * 60 - $(ps -o etimes= -p $prof)))
+	kill -0 $prof 2> /dev/null || break
+	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$prof/status)
+	profile=$(sed -n 's/^bpfprof: drain: profile \([0-9]*\) KiB.*/\1/p' "$T/soak.err" | tail -1)
+	fds=$(ls /proc/$prof/fd | wc -l)
+	find /proc/$prof/fd -type l -printf '%l\n' 2> /dev/null | sort > "$T/fds.$m"
+	ids=$(cat /proc/$prof/fdinfo/* 2> /dev/null | sed -n 's/^map_id:\s*//p' | sort -un)
+	maps=0 bytes=0 counts=0 stacks=0 gen=0
+	for id in $ids; do
+		line=$(bpftool map show id "$id" | tr '\n' ' ')
+		maps=$((maps + 1))
+		bytes=$((bytes + $(echo "$line" | sed -n 's/.*memlock \([0-9]*\)B.*/\1/p')))
+		case $line in
+		*" name counts"[01]" "*) counts=$((counts + $(entries "$id"))) ;;
+		*" name stacks"[01]" "*) stacks=$((stacks + $(entries "$id"))) ;;
+		*" name proc_gen "*) gen=$(entries "$id") ;;
+		esac
+	done
+	row "$m" "$rss" "$profile" $((rss - profile)) "$fds" "$maps" $((bytes / 1024)) "$counts" "$stacks" \
+		"$gen" | tee -a "$T/table"
+done
+wait $prof
+rc=$?
+grep -v '^libbpf: \|^bpfprof: drain: \|^bpfprof: timing: ' "$T/soak.err"
+
+fail=0
+# flat COLUMN NAME: every minute's value within 10 % of the first minute's.
+flat() {
+	awk -v c="$1" -v name="$2" 'NR == 2 { base = $c } NR > 2 && base > 0 {
+		d = ($c - base) / base; if (d > m) m = d; if (-d > m) m = -d }
+		END { printf "soak: %s moved at most %.1f %% from the first minute'"'"'s %s\n", name, 100 * m, base
+		      exit m > 0.10 }' "$T/table"
+}
+flat 4 "RSS but the profile (KiB)" || fail=1
+if ! flat 5 "open fds"; then
+	fail=1
+	echo "soak: what bpfprof had open at the last minute and not at the first:"
+	comm -13 "$T/fds.1" "$T/fds.$MINUTES" | sed 's/^/soak:   /'
+fi
+flat 7 "BPF map bytes (KiB)" || fail=1
+awk 'NR == 2 { r = $2; p = $3 } END { printf "soak: RSS grew %d KiB in %d minutes, the profile %d KiB of it\n", $2 - r, NR - 2, $3 - p }' "$T/table"
+rows=$(($(wc -l < "$T/table") - 1))
+if [ "$rows" != "$MINUTES" ]; then
+	echo "soak: bpfprof ended before minute $((rows + 1)) (exit $rc)"
+	fail=1
+fi
+lost=$(sed -n 's/^bpfprof: lost \([0-9]*\) samples.*/\1/p' "$T/soak.err")
+total=$(folded_total "$T/soak.folded")
+echo "soak: $MINUTES minutes, exit $rc, ${total:-no valid profile} samples in the profile, lost ${lost:-?}"
+[ "$rc" = 0 ] && [ "$lost" = 0 ] && [ -n "$total" ] || fail=1
+if [ $fail = 0 ]; then echo "soak: passed"; else echo "soak: FAILED"; fi
+exit $fail
