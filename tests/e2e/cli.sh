@@ -152,7 +152,9 @@ fi
 
 # Not root but with CAP_BPF and CAP_PERFMON: it samples, whatever
 # perf_event_paranoid says (even 3, no perf events for the unprivileged);
-# /proc/kallsyms shows such a process no addresses, and it says so.
+# /proc/kallsyms shows such a process no addresses, and it says so at the
+# first kernel frame (the syscall workload makes plenty).
+start_workload syscall 3
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 echo 3 > /proc/sys/kernel/perf_event_paranoid
 chmod 755 "$T" && mkdir -m 777 "$T/nobody"
