@@ -33,7 +33,7 @@ PKGS      := libbpf libelf libdw zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz) -liberty
 
-CFLAGS   ?= -O2 -g
+CFLAGS   ?= -O2 -g -fno-omit-frame-pointer
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 		   -D_GNU_SOURCE -DBPFPROF_VERSION='"$(VERSION)"' \
 		   -Iinclude -I$(O) $(PKG_CFLAGS) -MMD -MP
