@@ -379,6 +379,8 @@ static int read_set(struct sampler *s, unsigned set)
 			s->stats.drained[set] += rs.count;
 			s->on_sample(s->ctx, &rs);
 		}
+		/* A long read (many new stacks to name) must not let the ring buffer fill. */
+		ring_buffer__consume(s->rb);
 	}
 	clear_stacks(stacks_fd);
 	return 0;
