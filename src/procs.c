@@ -132,6 +132,17 @@ struct proc *procs_find(struct procs *ps, uint32_t tgid)
 	return idx == ITAB_NONE ? NULL : ps->procs[idx];
 }
 
+bool procs_known(struct procs *ps, uint32_t tgid, uint32_t gen)
+{
+	struct proc *p = procs_find(ps, tgid);
+	size_t i;
+
+	for (i = 0; p && i < p->nr_images; i++)
+		if (p->images[i].gen == gen)
+			return true;
+	return false;
+}
+
 static struct proc *add_proc(struct procs *ps, uint32_t tgid)
 {
 	struct proc *p = xcalloc(1, sizeof(*p));

@@ -350,7 +350,16 @@ static void read_sideband(struct session *ss)
 
 static void on_sample(void *ctx, const struct raw_sample *rs)
 {
-	collector_add(&((struct session *)ctx)->coll, rs);
+	struct session *ss = ctx;
+
+	/*
+	 * --unwind dwarf unwinds a sample as it is read, and one read can take
+	 * many, newer than the side-band last read: a process not known yet
+	 * (just forked, or exec'd) is learnt of first.
+	 */
+	if (rs->user && !procs_known(&ss->sym.procs, rs->tgid, rs->gen))
+		read_sideband(ss);
+	collector_add(&ss->coll, rs);
 }
 
 /* A drain flipped the sets: learn every mapping made before, then name their samples. */

@@ -63,6 +63,8 @@ void procs_release(struct procs *ps);
 
 /* The process, or NULL if it was never seen. */
 struct proc *procs_find(struct procs *ps, uint32_t tgid);
+/* Whether the process's generation gen is known (from /proc or the side-band). */
+bool procs_known(struct procs *ps, uint32_t tgid, uint32_t gen);
 /* The process, created from /proc/PID/maps (as generation gen) if it was never seen. */
 struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen);
 /*

@@ -99,7 +99,28 @@ for w in split-dframe split-dframe-strip; do
 	fi
 done
 
-# 5. With frame pointers, both ways of unwinding give the same stacks below main.
+# 5. A storm of processes of 10-50 ms, two at a time, most gone before their
+# samples are read: mappings and CFI come from the process tracking, and a
+# sample of a process just forked or exec'd waits for the side-band to say so.
+(for i in $(seq 150); do
+	"$WL/burst" $((10 + RANDOM % 40)) & "$WL/burst" $((10 + RANDOM % 40)); wait
+done) &
+storm=$!
+BG_PIDS+=($storm)
+$BPFPROF --unwind dwarf -F 999 -d 6 -o "$T/storm.folded" 2> "$T/storm.err"
+wait $storm
+all=$(sum_matching "$T/storm.folded" '^burst;')
+work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
+whole=$(sum_matching "$T/storm.folded" '^burst;_start;__libc_start_main;__libc_start_call_main;main;burst_work(;|$)')
+unknown=$(sum_matching "$T/storm.folded" '^burst;.*\[unknown\]')
+if [ "$work" -gt 1000 ] && within "$(share "$whole" "$work")" 95 100 && within "$(share "$unknown" "$all")" 0 2; then
+	ok "storm of short processes, --unwind dwarf: $(share "$whole" "$work")% of $work samples in burst_work whole from _start, $(share "$unknown" "$all")% in no known mapping"
+else
+	not_ok "storm: $whole of $work burst_work samples whole, $unknown of $all in no known mapping"
+	grep '^burst;' "$T/storm.folded" | awk '{print $NF, $0}' | sort -rn | head -3 | cut -c1-200 | sed 's/^/#   /'
+fi
+
+# 6. With frame pointers, both ways of unwinding give the same stacks below main.
 profile fp-fp fp split $((SECONDS_RUN + 2))
 profile fp-dwarf dwarf split $((SECONDS_RUN + 2))
 # below_main FILE: "stack-below-main share%" for stacks with at least 1% of the samples.
@@ -118,7 +139,7 @@ else
 	not_ok "fp and dwarf unwinding differ below main"; diag "$T/fp.stacks"; diag "$T/dwarf.stacks"
 fi
 
-# 6. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
+# 7. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
 for mode in dwarf fp; do
 	profile deep-$mode $mode deep $((SECONDS_RUN + 2)) 300
 	total=$(folded_total "$T/deep-$mode.folded")
