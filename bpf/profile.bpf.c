@@ -302,10 +302,11 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	/*
 	 * Every sample comes this way: waking the reader for each would cost a
 	 * context switch per sample. It reads the ring every 20 ms anyway;
-	 * wake it early only once an eighth of the ring is waiting.
+	 * wake it early once a 64th of the ring is waiting (1 MiB by default,
+	 * some 60 samples), so a burst cannot fill the ring between its reads.
 	 */
 	bpf_ringbuf_submit(r, bpf_ringbuf_query(&fallback, BPF_RB_AVAIL_DATA) >=
-			      bpf_ringbuf_query(&fallback, BPF_RB_RING_SIZE) / 8 ?
+			      bpf_ringbuf_query(&fallback, BPF_RB_RING_SIZE) / 64 ?
 			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	st->v[STAT_DWARF_SENT]++;
 }
