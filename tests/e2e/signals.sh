@@ -37,7 +37,7 @@ for sig in INT TERM HUP; do
 	wait $prof
 	rc=$?
 	total=$(folded_total "$T/$sig.folded")
-	if [ $rc = 0 ] && [ -n "$total" ] && within "$total" 500 1000; then
+	if [ $rc = 0 ] && [ -n "$total" ] && within "$total" 300 1000; then
 		ok "SIG$sig after 1.5 s: exit 0 and a valid profile of $total samples"
 	else
 		not_ok "SIG$sig after 1.5 s: exit $rc, total '$total'"; diag "$T/$sig.err"
