@@ -10,7 +10,9 @@
 # machine while the workload runs); and --unwind fp on the same
 # programs built with frame pointers, whose hot path still runs through libc
 # (built without). Rounds take turns as in run.sh; cells are medians with
-# min-max. The markdown table goes to stdout and to RESULTS.
+# min-max. Then, once each, the whole machine with fp and dwarf at 99, 999
+# and 9999 Hz: CPU, peak RSS and samples lost, the figures behind the
+# default. The markdown tables go to stdout and to RESULTS.
 #
 # usage (root): [O=build] [ROUNDS=3] [RUN_S=20] bash tests/bench/unwind.sh [RESULTS]
 # RESULTS defaults to tests/bench/unwind.md; progress goes to stderr.
@@ -195,6 +197,26 @@ bpfprof_run() {
 	rm -rf "$d"
 }
 
+# default_run HZ MODE: the whole machine at HZ with --unwind MODE while the
+# workloads run: CPU, peak RSS, the share of samples lost.
+default_run() {
+	local d=$T/default lost samples
+	rm -rf "$d" && mkdir -p "$d"
+	start_workloads -nofp
+	/usr/bin/time -f '%U %S %M' -o "$d/time" "$BPFPROF" --unwind "$2" -F "$1" -d "$RUN_S" \
+		-o "$d/out.folded" 2> "$d/err"
+	local rc=$?
+	stop_workloads
+	[ $rc = 0 ] || { note "bpfprof --unwind $2 -F $1 failed: $(tail -2 "$d/err" | tr '\n' ' ')"; return 1; }
+	lost=$(sed -n 's/^bpfprof: lost \([0-9]*\) samples.*/\1/p' "$d/err")
+	samples=$(sed -n 's/^bpfprof: .* CPUs\{0,1\}: \([0-9]*\) samples.*/\1/p' "$d/err")
+	put "dcpu.$2.$1" "$(cpu "$d/time")"
+	put "drss.$2.$1" "$(tail -1 "$d/time" | awk '{ print $3 / 1024 }')"
+	put "dlost.$2.$1" "$(awk -v l="$lost" -v s="$samples" 'BEGIN { if (s) print 100 * l / s }')"
+	note "  whole machine, --unwind $2 at $1 Hz: $(cpu "$d/time") s CPU, $lost of $samples samples lost"
+	rm -rf "$d"
+}
+
 run() {
 	case $1 in
 	perf) perf_run ;;
@@ -206,7 +228,7 @@ run() {
 	esac
 }
 
-note "$ROUNDS rounds of $RUN_S s runs at $F Hz (some $((ROUNDS * 6 * (RUN_S + 8) / 60 + 1)) minutes)"
+note "$ROUNDS rounds of $RUN_S s runs at $F Hz (some $(((ROUNDS + 1) * 6 * (RUN_S + 8) / 60 + 1)) minutes)"
 names=(perf dwarf fp fp-fpbuild bpf-dwarf bpf-fp)
 for ((r = 0; r < ROUNDS; r++)); do
 	note "round $((r + 1)) of $ROUNDS"
@@ -214,6 +236,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 		name=${names[$(((r + i) % ${#names[@]}))]}
 		# perf 6.1 has died in its build-id pass on this machine: one more try.
 		run "$name" || run "$name" || note "$name: no figures this round"
+	done
+done
+note "the default: the whole machine with fp and dwarf at 99, 999 and 9999 Hz"
+for hz in 99 999 9999; do
+	for mode in fp dwarf; do
+		default_run $hz $mode || note "--unwind $mode at $hz Hz: no figures"
 	done
 done
 
@@ -233,6 +261,16 @@ done
 	echo
 	echo "\`--unwind fp\` on the same programs built with frame pointers (split, qsort; libc's qsort still has none):"
 	echo "$(cell full.fp-fpbuild 1)% of $(cell samples.fp-fpbuild 0) samples reach main, $(cell cpu.fp-fpbuild 2) s CPU."
+	echo
+	echo "The default: the whole machine for $RUN_S s while the same programs run, once each:"
+	echo
+	echo "| | profiler CPU, s, at 99 / 999 / 9999 Hz | peak RSS, MB | samples lost, % |"
+	echo "|---|---|---|---|"
+	for mode in fp dwarf; do
+		echo "| \`--unwind $mode\` | $(cell dcpu.$mode.99 2) / $(cell dcpu.$mode.999 2) / $(cell dcpu.$mode.9999 2)" \
+			"| $(cell drss.$mode.99 0) / $(cell drss.$mode.999 0) / $(cell drss.$mode.9999 0)" \
+			"| $(cell dlost.$mode.99 1) / $(cell dlost.$mode.999 1) / $(cell dlost.$mode.9999 1) |"
+	done
 } > "$T/table"
 cat "$T/table"
 cp "$T/table" "$RESULTS"
