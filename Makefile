@@ -238,7 +238,7 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # symbolization against eu-addr2line and addr2line; then bpfprof against perf
 # and bpftrace on this machine (root; some 25 minutes, QUICK=1 for a short
 # try), its table in tests/bench/results.md; then --unwind dwarf against
-# perf --call-graph dwarf (some 8 minutes), in tests/bench/unwind.md.
+# perf --call-graph dwarf (some 12 minutes), in tests/bench/unwind.md.
 bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/tests/bench-symbols \
        $(addprefix $(O)/tests/workloads/,split split-nofp qsort qsort-nofp)
 	$(O)/tests/bench-writers 50000 5
