@@ -171,6 +171,14 @@ $(O)/tests/fixtures/split-stripped: $(O)/tests/workloads/split
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
 
+# Call frame information for the unwinder's unit test, from hand-written
+# directives (a signal trampoline as libc's); never run.
+FIXTURES += $(O)/tests/fixtures/libunwind-cfi.so
+$(O)/tests/fixtures/libunwind-cfi.so: tests/fixtures/unwind_cfi.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -o $@ $<
+
 # Fixtures for the hostile-input tests: DWARF nested past any stack, split
 # DWARF and dwz files whose other halves the test makes FIFOs, compressed
 # debug sections (tests/fixtures/hostile.sh).
