@@ -155,28 +155,53 @@ static bool frame_eq(const void *owner, const void *key, uint32_t idx)
 	return a->cfi == b->cfi && a->vaddr == b->vaddr;
 }
 
-/* The CFI frame at vaddr: looked up once per code address. */
-static Dwarf_Frame *frame_at(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr)
+static void decode_rule(Dwarf_Frame *frame, int reg, struct unwind_rule *r)
 {
-	struct cached_frame key = { cfi, vaddr, NULL };
+	if (dwarf_frame_register(frame, reg, r->mem, &r->ops, &r->nops))
+		r->how = RULE_UNKNOWN;
+	else if (!r->nops)
+		r->how = r->ops ? RULE_UNDEFINED : RULE_SAME;
+	else
+		r->how = RULE_OPS;
+	/* The entry is copied, and moves as the cache grows: mem is found again where it is. */
+	if (r->ops == r->mem)
+		r->ops = NULL;
+}
+
+/*
+ * The CFI frame at vaddr, looked up and decoded once per code address;
+ * NULL if the CFI has none. Valid until the next call.
+ */
+static const struct cached_frame *frame_at(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr)
+{
+	struct cached_frame key = { .cfi = cfi, .vaddr = vaddr };
 	uint64_t h = hash_mix((uintptr_t)cfi, vaddr);
 	uint32_t idx = itab_find(&u->index, h, frame_eq, u, &key);
 
-	if (idx != ITAB_NONE)
-		return u->frames[idx].frame;
-	if (dwarf_cfi_addrframe(cfi, vaddr, &key.frame))
-		key.frame = NULL;
-	ALLOC_GROW(u->frames, u->nr_frames + 1, u->frames_alloc);
-	u->frames[u->nr_frames] = key;
-	itab_insert(&u->index, h, u->nr_frames++);
-	return key.frame;
+	if (idx == ITAB_NONE) {
+		if (dwarf_cfi_addrframe(cfi, vaddr, &key.frame))
+			key.frame = NULL;
+		if (key.frame) {
+			key.ra_reg = dwarf_frame_info(key.frame, NULL, NULL, &key.signal);
+			if (dwarf_frame_cfa(key.frame, &key.cfa_ops, &key.cfa_nops) || !key.cfa_nops)
+				key.cfa_ops = NULL;
+			decode_rule(key.frame, REG_RA, &key.ra);
+			decode_rule(key.frame, REG_RBP, &key.rbp);
+			decode_rule(key.frame, REG_RSP, &key.rsp);
+		}
+		ALLOC_GROW(u->frames, u->nr_frames + 1, u->frames_alloc);
+		u->frames[u->nr_frames] = key;
+		itab_insert(&u->index, h, idx = u->nr_frames++);
+	}
+	return u->frames[idx].frame ? &u->frames[idx] : NULL;
 }
 
-/* The frame at pc: from .eh_frame, else .debug_frame. */
-static Dwarf_Frame *lookup(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx, uint64_t pc)
+/* The frame at pc: from .eh_frame, else .debug_frame. Valid until the next lookup. */
+static const struct cached_frame *lookup(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
+					 uint64_t pc)
 {
 	Dwarf_CFI *cfi[2] = { NULL, NULL };
-	Dwarf_Frame *frame = NULL;
+	const struct cached_frame *frame = NULL;
 	uint64_t vaddr;
 
 	if (!cfi_at(ctx, pc, &vaddr, cfi))
@@ -188,32 +213,30 @@ static Dwarf_Frame *lookup(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 	return frame;
 }
 
-/* The caller's value of register reg under frame; false if it cannot be known. */
-static bool caller_register(Dwarf_Frame *frame, int reg, const struct state *st,
+/* The caller's value of register reg under its rule r; false if it cannot be known. */
+static bool caller_register(const struct unwind_rule *r, int reg, const struct state *st,
 			    const struct memory *mem, uint64_t *out)
 {
-	Dwarf_Op ops_mem[3], *ops;
-	size_t nops;
 	bool is_value;
 	uint64_t v;
 
-	if (dwarf_frame_register(frame, reg, ops_mem, &ops, &nops))
-		return false;
-	if (!nops) {
-		if (ops)	/* undefined */
-			return false;
-		if (!(st->known >> reg & 1))	/* same value */
+	switch (r->how) {
+	case RULE_SAME:
+		if (!(st->known >> reg & 1))
 			return false;
 		*out = st->reg[reg];
 		return true;
-	}
-	if (!evaluate(ops, nops, st, mem, &v, &is_value))
+	case RULE_OPS:
+		if (!evaluate(r->ops ? r->ops : r->mem, r->nops, st, mem, &v, &is_value))
+			return false;
+		if (is_value) {
+			*out = v;
+			return true;
+		}
+		return read_word(mem, v, out);
+	default:
 		return false;
-	if (is_value) {
-		*out = v;
-		return true;
 	}
-	return read_word(mem, v, out);
 }
 
 uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
@@ -232,12 +255,9 @@ uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 	*end = UNWIND_DEPTH;
 	while (n < max) {
 		/* A return address is just past its call: look up and name the call itself. */
-		uint64_t pc = exact ? st.reg[REG_RA] : st.reg[REG_RA] - 1, ra, cfa;
-		Dwarf_Frame *frame;
-		Dwarf_Op *ops;
-		size_t nops;
-		bool is_value, signal = false;
-		int ra_reg;
+		uint64_t pc = exact ? st.reg[REG_RA] : st.reg[REG_RA] - 1, ra, cfa, rbp, rsp;
+		const struct cached_frame *frame;
+		bool is_value;
 
 		ips[n++] = pc;
 		frame = lookup(u, cfi_at, ctx, pc);
@@ -252,36 +272,26 @@ uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 			*end = UNWIND_NO_CFI;
 			return n;
 		}
-		ra_reg = dwarf_frame_info(frame, NULL, NULL, &signal);
 		/*
 		 * A signal trampoline (CFI augmentation 'S', libc's __restore_rt)
 		 * was not called: the handler "returns" to its first byte, which
 		 * names it; its CFI starts a byte earlier for lookups like ours.
 		 */
-		if (signal && !exact)
+		if (frame->signal && !exact)
 			ips[n - 1] = pc + 1;
-		if (dwarf_frame_cfa(frame, &ops, &nops) || !nops ||
-		    !evaluate(ops, nops, &st, &mem, &cfa, &is_value)) {
+		if (!frame->cfa_ops || !evaluate(frame->cfa_ops, frame->cfa_nops, &st, &mem, &cfa, &is_value) ||
+		    frame->ra_reg != REG_RA) {
 			*end = UNWIND_BAD;
 			return n;
 		}
 		st.cfa = cfa;
 		st.has_cfa = true;
-		if (ra_reg < 0 || ra_reg != REG_RA) {
-			*end = UNWIND_BAD;
+		/* No return address: the outermost frame (_start, clone's thread start). */
+		if (frame->ra.how == RULE_UNDEFINED) {
+			*end = UNWIND_COMPLETE;
 			return n;
 		}
-		/* No return address: the outermost frame (_start, clone's thread start). */
-		{
-			Dwarf_Op ops_mem[3], *rops;
-			size_t rn;
-
-			if (!dwarf_frame_register(frame, REG_RA, ops_mem, &rops, &rn) && !rn && rops) {
-				*end = UNWIND_COMPLETE;
-				return n;
-			}
-		}
-		if (!caller_register(frame, REG_RA, &st, &mem, &ra)) {
+		if (!caller_register(&frame->ra, REG_RA, &st, &mem, &ra)) {
 			/* A return address beyond what was copied, or none at all. */
 			*end = cfa + 8 > mem.base + mem.size ? UNWIND_NO_STACK : UNWIND_BAD;
 			return n;
@@ -290,21 +300,27 @@ uint32_t unwind_stack(struct unwinder *u, unwind_cfi_fn *cfi_at, void *ctx,
 			*end = UNWIND_COMPLETE;
 			return n;
 		}
-		/* The caller's frame pointer, if the rule keeps it; rsp is the CFA on x86-64. */
-		if (caller_register(frame, REG_RBP, &st, &mem, &st.reg[REG_RBP]))
-			st.known |= 1u << REG_RBP;
-		else
-			st.known &= ~(1u << REG_RBP);
-		if (cfa <= st.reg[REG_RSP] && !signal) {
+		if (cfa <= st.reg[REG_RSP] && !frame->signal) {
 			*end = UNWIND_BAD;	/* the stack must grow up towards the callers */
 			return n;
 		}
-		/* The caller's rsp is the CFA, unless a rule says (a signal frame's context). */
-		if (!caller_register(frame, REG_RSP, &st, &mem, &st.reg[REG_RSP]))
-			st.reg[REG_RSP] = cfa;
+		/*
+		 * The caller's registers, all from this frame's: rsp is the CFA
+		 * unless a rule says (a signal frame's context); rbp as its rule
+		 * keeps it, else unknown.
+		 */
+		if (!caller_register(&frame->rsp, REG_RSP, &st, &mem, &rsp))
+			rsp = cfa;
+		if (caller_register(&frame->rbp, REG_RBP, &st, &mem, &rbp)) {
+			st.reg[REG_RBP] = rbp;
+			st.known |= 1u << REG_RBP;
+		} else {
+			st.known &= ~(1u << REG_RBP);
+		}
+		st.reg[REG_RSP] = rsp;
 		st.reg[REG_RA] = ra;
 		st.has_cfa = false;
-		exact = signal;
+		exact = frame->signal;
 	}
 	return n;
 }

@@ -37,11 +37,25 @@ struct unwind_regs {
 	bool in_syscall;	/* sampled in the kernel: ip may be just past a syscall */
 };
 
+/* A register's rule in a frame, as dwarf_frame_register gives it. */
+struct unwind_rule {
+	enum { RULE_UNKNOWN, RULE_UNDEFINED, RULE_SAME, RULE_OPS } how;
+	Dwarf_Op *ops;		/* RULE_OPS: into the CFI, or NULL when in mem */
+	Dwarf_Op mem[3];
+	size_t nops;
+};
+
 struct unwinder {
 	struct cached_frame {
 		Dwarf_CFI *cfi;
 		uint64_t vaddr;
 		Dwarf_Frame *frame;	/* owned; NULL: no CFI entry there */
+		/* What an unwind step needs of it, asked of libdw once. */
+		int ra_reg;
+		bool signal;		/* a signal trampoline's ('S') */
+		Dwarf_Op *cfa_ops;	/* into frame; NULL: no CFA rule */
+		size_t cfa_nops;
+		struct unwind_rule ra, rbp, rsp;
 	} *frames;
 	uint32_t nr_frames, frames_alloc;
 	struct itab index;
