@@ -33,8 +33,8 @@
 static volatile sig_atomic_t stop_signal;
 /* When sampling was told to stop (first signal, or the loop's end): -v's end latency. */
 static volatile uint64_t stop_ns;
-/* Sampling is over: a signal now stops the writing. */
-static volatile sig_atomic_t sampling_over;
+/* From the end of sampling until every output is in place: a signal now stops the writing. */
+static volatile sig_atomic_t writing;
 
 static void say(const char *s)
 {
@@ -61,7 +61,7 @@ static void abandon_writing(int sig)
 
 static void on_stop_signal(int sig)
 {
-	if (sampling_over)
+	if (writing)
 		abandon_writing(sig);
 	/* clock_gettime is async-signal-safe; an aligned 64-bit store is whole on 64-bit CPUs. */
 	if (!stop_signal)
@@ -594,7 +594,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	track_processes(&ss);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
-	sampling_over = 1;
+	writing = 1;
 	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
 	prof->duration_ns = now_ns() - start;
 	debug("timing: sampled %.3f s", prof->duration_ns / 1e9);
@@ -639,6 +639,7 @@ int record(const struct options *o)
 	profile_init(&prof);
 	if ((!o->cgroup_path || cgroup_fd >= 0) && !profile_machine(o, cgroup_fd, &prof, &st)) {
 		rc = write_outputs(o, out, &prof) ? EXIT_RUNTIME : 0;
+		writing = 0;
 		debug("timing: outputs written %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 		      stop_signal ? "the stop signal" : "sampling ended");
 		summarize(o, &prof, &st, prof.duration_ns / 1e9);
