@@ -37,10 +37,15 @@ static bool cache_eq(const void *owner, const void *key, uint32_t idx)
 	return e->key == k->key && e->tgid == k->tgid && e->gen == k->gen;
 }
 
-/* Stack ids are reused from one set read to the next: start afresh. */
-static void reset_cache(struct collector *c, uint64_t read)
+/*
+ * Stacks named, by cache key: a drain names only stacks it had not seen.
+ * Keys of stacks the sampler forgot are never seen again; starting afresh
+ * when the cache is this full bounds what they hold.
+ */
+#define CACHE_MAX 16384
+
+static void reset_cache(struct collector *c)
 {
-	c->read = read;
 	c->nr_cache = 0;
 	c->nr_locs = 0;
 	itab_release(&c->cache_index);
@@ -64,11 +69,11 @@ static uint32_t locations(struct collector *c, const struct raw_stack *st, uint3
 			symbolize_user_stack(c->symbolizer, c->profile, tgid, gen, st->ips, st->n, out);
 		return st->n;
 	}
-	if (st->cache_key >> 32 != c->read)
-		reset_cache(c, st->cache_key >> 32);
 	h = hash_mix(hash_mix(k.key, k.tgid), k.gen);
 	idx = itab_find(&c->cache_index, h, cache_eq, c, &k);
 	if (idx == ITAB_NONE) {
+		if (c->nr_cache >= CACHE_MAX)
+			reset_cache(c);
 		ALLOC_GROW(c->locs, c->nr_locs + st->n, c->locs_alloc);
 		ALLOC_GROW(c->cache, c->nr_cache + 1, c->cache_alloc);
 		if (kernel)

@@ -61,6 +61,8 @@ struct dwarf_index {
 	Dwarf *dw;		/* NULL until the first lookup, or if libdw refused it */
 	bool units_read;
 	bool used;		/* looked up since the last dwarf_index_trim() */
+	uint32_t idle;		/* trims in a row without a lookup */
+	uint32_t patience;	/* idle trims before letting go; doubles each time */
 	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
 	size_t nr_units;
 	struct dw_range *ranges;	/* unit ranges */
@@ -233,16 +235,22 @@ void dwarf_index_free(struct dwarf_index *d)
 
 /*
  * libc's debug file alone inflates to some 10 MB, held while libdw has it.
- * A file not looked up since the last call lets that go (the next lookup
- * reads it again); one in use keeps it.
+ * A file not looked up for a while lets that go (the next lookup reads it
+ * again, some 50 ms for libc's). The while doubles each time, so a file
+ * needed now and then is read again only a few times over a long run.
  */
 void dwarf_index_trim(struct dwarf_index *d)
 {
 	if (!d)
 		return;
-	if (!d->used && d->units_read)
-		forget_units(d);
+	d->idle = d->used ? 0 : d->idle + 1;
 	d->used = false;
+	if (!d->patience)
+		d->patience = 1;
+	if (d->units_read && d->idle >= d->patience) {
+		forget_units(d);
+		d->patience *= 2;
+	}
 }
 
 /* Ranges ------------------------------------------------------------------ */

@@ -18,9 +18,24 @@
 
 /* Where a stack id of the set being read was copied, during one drain. */
 struct stack_slot {
-	uint64_t read;		/* set read that filled it; stale otherwise */
-	uint32_t first;		/* into ips */
+	uint32_t epoch;		/* the set's epoch when it was read; stale otherwise */
+	uint32_t first;		/* into the set's ips */
 	uint32_t n;
+};
+
+/*
+ * One map set's stacks as read so far. They stay in the set's stack map from
+ * one read to the next: a stack seen again keeps its id there, so it is
+ * neither read nor named again. Only when the map fills up is it cleared,
+ * and the epoch (part of every cache key) starts anew.
+ */
+struct set_stacks {
+	struct stack_slot *slots;	/* indexed by stack id */
+	uint32_t epoch;
+	uint32_t known;			/* stacks read in this epoch */
+	uint64_t collisions;		/* stack map collisions counted when it began */
+	uint64_t *ips;
+	size_t nr_ips, ips_alloc;
 };
 
 struct sampler {
@@ -35,12 +50,9 @@ struct sampler {
 	bool stopped;
 
 	/* Reading a set. */
-	struct stack_slot *slots;	/* indexed by stack id */
+	struct set_stacks stacks[2];
 	uint32_t nr_slots;
-	uint64_t reads;			/* set reads so far; names cache keys */
-	bool no_stack_take;		/* the kernel cannot lookup-and-delete a stack */
-	uint64_t *ips;
-	size_t nr_ips, ips_alloc;
+	uint32_t epochs;		/* epochs begun so far, over both sets */
 	struct sample_key *keys;
 	__u64 *values;
 
@@ -269,58 +281,42 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
-/*
- * Copies a stack out of the map and frees its slot: one system call instead
- * of two (kernels since 6.11), or a lookup, the slot freed in clear_stacks.
- */
-static int take_stack(struct sampler *s, int map_fd, __s32 id, uint64_t *ips)
-{
-	int err;
-
-	if (!s->no_stack_take) {
-		err = bpf_map_lookup_and_delete_elem(map_fd, &id, ips);
-		/* 524: the kernel's ENOTSUPP, as older kernels say it. */
-		if (err != -EINVAL && err != -EOPNOTSUPP && err != -524)
-			return err;
-		s->no_stack_take = true;
-	}
-	return bpf_map_lookup_elem(map_fd, &id, ips);
-}
-
-/* Copies stack id's IPs out of the set's stack map, once per set read. */
-static const struct stack_slot *load_stack(struct sampler *s, int map_fd, __s32 id)
+/* Copies stack id's IPs out of the set's stack map, once per epoch. */
+static const struct stack_slot *load_stack(struct set_stacks *st, int map_fd, __s32 id,
+					   uint32_t nr_slots)
 {
 	struct stack_slot *slot;
 
-	if (id < 0 || (uint32_t)id >= s->nr_slots)
+	if (id < 0 || (uint32_t)id >= nr_slots)
 		return NULL;
-	slot = &s->slots[id];
-	if (slot->read != s->reads) {
-		ALLOC_GROW(s->ips, s->nr_ips + BPFPROF_MAX_DEPTH, s->ips_alloc);
-		memset(s->ips + s->nr_ips, 0, BPFPROF_MAX_DEPTH * sizeof(uint64_t));
-		slot->read = s->reads;
-		slot->first = s->nr_ips;
+	slot = &st->slots[id];
+	if (slot->epoch != st->epoch) {
+		ALLOC_GROW(st->ips, st->nr_ips + BPFPROF_MAX_DEPTH, st->ips_alloc);
+		memset(st->ips + st->nr_ips, 0, BPFPROF_MAX_DEPTH * sizeof(uint64_t));
+		slot->epoch = st->epoch;
+		slot->first = st->nr_ips;
 		slot->n = 0;
-		if (!take_stack(s, map_fd, id, s->ips + s->nr_ips)) {
-			slot->n = stack_depth(s->ips + s->nr_ips, BPFPROF_MAX_DEPTH);
-			s->nr_ips += slot->n;
+		if (!bpf_map_lookup_elem(map_fd, &id, st->ips + st->nr_ips)) {
+			slot->n = stack_depth(st->ips + st->nr_ips, BPFPROF_MAX_DEPTH);
+			st->nr_ips += slot->n;
 		}
+		st->known++;
 	}
 	return slot;
 }
 
 /* Points out at a loaded stack; only once all loads are done, as ips moves. */
-static void set_stack(const struct sampler *s, const struct stack_slot *slot, __s32 id,
+static void set_stack(const struct set_stacks *st, const struct stack_slot *slot, __s32 id,
 		      struct raw_stack *out)
 {
 	if (!slot)
 		return;
-	out->ips = s->ips + slot->first;
+	out->ips = st->ips + slot->first;
 	out->n = slot->n;
-	out->cache_key = (s->reads << 32) | (uint32_t)id;
+	out->cache_key = (uint64_t)st->epoch << 32 | (uint32_t)id;
 }
 
-/* What the counts did not name (their sample went to the ring buffer) is left. */
+/* Empties a stack map: what the counts named, and what they did not (the ring buffer took those samples). */
 static void clear_stacks(int map_fd)
 {
 	__u32 key, next, *ids = NULL;
@@ -343,11 +339,10 @@ static int read_set(struct sampler *s, unsigned set)
 {
 	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct set_stacks *st = &s->stacks[set];
 	__u32 in = 0, out = 0;
 	bool first = true, done = false;
 
-	s->nr_ips = 0;
-	s->reads++;
 	while (!done) {
 		__u32 i, n = BATCH;
 		int err;
@@ -371,10 +366,10 @@ static int read_set(struct sampler *s, unsigned set)
 			rs.gen = k->gen;
 			rs.cgroup_id = k->cgroup_id;
 			memcpy(rs.comm, k->comm, sizeof(rs.comm));
-			kslot = load_stack(s, stacks_fd, k->kstack_id);
-			uslot = load_stack(s, stacks_fd, k->ustack_id);
-			set_stack(s, kslot, k->kstack_id, &rs.kstack);
-			set_stack(s, uslot, k->ustack_id, &rs.ustack);
+			kslot = load_stack(st, stacks_fd, k->kstack_id, s->nr_slots);
+			uslot = load_stack(st, stacks_fd, k->ustack_id, s->nr_slots);
+			set_stack(st, kslot, k->kstack_id, &rs.kstack);
+			set_stack(st, uslot, k->ustack_id, &rs.ustack);
 			rs.count = s->values[i];
 			s->stats.drained[set] += rs.count;
 			s->on_sample(s->ctx, &rs);
@@ -382,8 +377,43 @@ static int read_set(struct sampler *s, unsigned set)
 		/* A long read (many new stacks to name) must not let the ring buffer fill. */
 		ring_buffer__consume(s->rb);
 	}
-	clear_stacks(stacks_fd);
 	return 0;
+}
+
+static uint64_t stack_collisions(const struct sampler *s)
+{
+	return s->stats.total[STAT_KSTACK_COLLISION] + s->stats.total[STAT_USTACK_COLLISION];
+}
+
+static void new_epoch(struct sampler *s, unsigned set)
+{
+	struct set_stacks *st = &s->stacks[set];
+
+	st->epoch = ++s->epochs;
+	st->known = 0;
+	st->collisions = stack_collisions(s);
+	free(st->ips);
+	st->ips = NULL;
+	st->nr_ips = st->ips_alloc = 0;
+}
+
+/*
+ * A stack map a quarter full makes a new stack collide one time in four
+ * (the sample then goes through the ring buffer, copied whole): clear it.
+ * Stacks that never reached a count (their sample collided) fill it too;
+ * collisions since it was cleared stand for them.
+ */
+static void forget_stacks_if_full(struct sampler *s, unsigned set)
+{
+	struct set_stacks *st = &s->stacks[set];
+
+	if (st->known + (stack_collisions(s) - st->collisions) <= s->nr_slots / 4)
+		return;
+	debug("drain %llu: clearing stack map %u (%u stacks read, %llu collisions since its last clearing)",
+	      (unsigned long long)s->stats.drains, set, st->known,
+	      (unsigned long long)(stack_collisions(s) - st->collisions));
+	clear_stacks(bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0));
+	new_epoch(s, set);
 }
 
 static int read_stats(struct sampler *s)
@@ -445,6 +475,7 @@ int sampler_drain(struct sampler *s)
 		return err;
 	/* The active set is still filling; only the old one can be checked. */
 	check_accounting(s, old);
+	forget_stacks_if_full(s, old);
 	return 0;
 }
 
@@ -496,6 +527,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
 	struct sampler *s = xcalloc(1, sizeof(*s));
+	unsigned i;
 	int err;
 
 	*out = s;
@@ -523,7 +555,10 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 		error("cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
-	s->slots = xcalloc(s->nr_slots, sizeof(*s->slots));
+	for (i = 0; i < 2; i++) {
+		s->stacks[i].slots = xcalloc(s->nr_slots, sizeof(*s->stacks[i].slots));
+		new_epoch(s, i);
+	}
 	if ((err = profile_bpf__load(s->skel))) {
 		if (cfg->btf_path && err != -EPERM)
 			error("cannot load the BPF program with the BTF in '%s': %s; give this "
@@ -556,8 +591,10 @@ void sampler_free(struct sampler *s)
 	free(s->links);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
-	free(s->slots);
-	free(s->ips);
+	free(s->stacks[0].slots);
+	free(s->stacks[1].slots);
+	free(s->stacks[0].ips);
+	free(s->stacks[1].ips);
 	free(s->keys);
 	free(s->values);
 	free(s->percpu);

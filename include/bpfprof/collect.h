@@ -24,8 +24,7 @@ struct collector {
 	struct profile *profile;
 	struct symbolizer *symbolizer;
 	struct cgroups cgroups;	/* names the cgroups samples come from, while they exist */
-	uint64_t read;		/* the set read the cache belongs to */
-	struct cached_stack *cache;
+	struct cached_stack *cache;	/* by the sampler's cache keys; emptied when full */
 	uint32_t nr_cache, cache_alloc;
 	struct itab cache_index;
 	uint32_t *locs;

@@ -43,7 +43,7 @@ struct dwarf_index;
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
-/* Lets go of what libdw read if no lookup came since the last call. */
+/* Once a drain: lets go of what libdw read once no lookup came for a while. */
 void dwarf_index_trim(struct dwarf_index *d);
 
 /*

@@ -26,8 +26,9 @@ struct raw_stack {
 	const uint64_t *ips;	/* leaf first; borrowed for the callback's duration */
 	uint32_t n;
 	/*
-	 * Equal keys mean the same stack within one drain (kernel stacks: for
-	 * any process; user stacks: within one process). 0: no key.
+	 * Equal keys mean the same stack, from one drain to the next (kernel
+	 * stacks: for any process; user stacks: within one process). A key is
+	 * never used again for another stack. 0: no key.
 	 */
 	uint64_t cache_key;
 };
