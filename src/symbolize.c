@@ -722,27 +722,37 @@ struct cfi_query {
 	struct symbolizer *s;
 	struct proc *proc;
 	uint32_t gen;
+	/* The mapping of the last pc asked, and its file: a stack's frames come in runs of one file. */
+	uint64_t start, end, offset;
+	struct symfile *f;
 };
 
 static bool cfi_at(void *ctx, uint64_t pc, uint64_t *vaddr, Dwarf_CFI *cfi[2])
 {
 	struct cfi_query *q = ctx;
-	struct proc_map *m = proc_find_map(&q->s->procs, q->proc, q->gen, pc);
-	struct symfile *f = NULL;
 
-	if (!m)
+	if (!q->f || pc < q->start || pc >= q->end) {
+		struct proc_map *m = proc_find_map(&q->s->procs, q->proc, q->gen, pc);
+		struct symfile *f = NULL;
+
+		if (!m)
+			return false;
+		if (!strcmp(m->path, "[vdso]"))
+			f = &q->s->vdso;
+		else if (m->path[0] == '/')
+			f = get_file(q->s, q->proc->tgid, m);
+		if (!f)
+			return false;
+		read_symbols(q->s, f);
+		q->f = f;
+		q->start = m->start;
+		q->end = m->end;
+		q->offset = m->offset;
+	}
+	if (elf_symtab_offset_to_vaddr(&q->f->syms, pc - q->start + q->offset, vaddr))
 		return false;
-	if (!strcmp(m->path, "[vdso]"))
-		f = &q->s->vdso;
-	else if (m->path[0] == '/')
-		f = get_file(q->s, q->proc->tgid, m);
-	if (!f)
-		return false;
-	read_symbols(q->s, f);
-	if (elf_symtab_offset_to_vaddr(&f->syms, pc - m->start + m->offset, vaddr))
-		return false;
-	cfi[0] = f->cfi;
-	cfi[1] = f->debug_cfi;
+	cfi[0] = q->f->cfi;
+	cfi[1] = q->f->debug_cfi;
 	return true;
 }
 
@@ -751,7 +761,7 @@ uint32_t symbolize_unwound_stack(struct symbolizer *s, struct profile *p, uint32
 				 uint32_t stack_bytes, uint32_t *locs, uint32_t max,
 				 enum unwind_end *end)
 {
-	struct cfi_query q = { s, procs_get(&s->procs, tgid, gen), gen };
+	struct cfi_query q = { s, procs_get(&s->procs, tgid, gen), gen, 0, 0, 0, NULL };
 	uint64_t ips[BPFPROF_MAX_DEPTH];
 	uint32_t n, i;
 
