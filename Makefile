@@ -323,8 +323,8 @@ clean:
 # Debian 12 packages: the build, then what the tests and the demo run.
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev
-DEB_TEST  := util-linux binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev dwz \
-	     libxml2-utils chromium \
+DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
+	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg nodejs linux-perf bpftrace time
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 

@@ -75,6 +75,7 @@ left_nothing "the end of -d"
 start_workload stacks -n 3000 -d 40
 stacks=$!
 sleep 0.5
+last=$(bpf_last_prog)
 
 # Deterministic: stdout is a pipe nobody reads, so the writing stops there,
 # after the first file is in place and before the last is begun.
@@ -131,6 +132,9 @@ else
 	not_ok "SIGINT as a file is being written: grown '$grown', exit $rc, $whole whole, $absent absent"
 	diag "$T/big.err"; ls -A "$T" | sed 's/^/#   /'
 fi
+
+left=$(bpf_unheld "$last")
+check "killed by a signal while writing: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
 
 # 3. stdout closed early: `bpfprof -d 2 | head -1` ends, with a clear word.
 start=$(date +%s%N)
