@@ -16,7 +16,7 @@
 
 #define BATCH 1024
 
-/* Where a stack id of the set being read was copied, during one drain. */
+/* Where a stack id's IPs were copied, in its set's current epoch. */
 struct stack_slot {
 	uint32_t epoch;		/* the set's epoch when it was read; stale otherwise */
 	uint32_t first;		/* into the set's ips */
@@ -316,7 +316,10 @@ static void set_stack(const struct set_stacks *st, const struct stack_slot *slot
 	out->cache_key = (uint64_t)st->epoch << 32 | (uint32_t)id;
 }
 
-/* Empties a stack map: what the counts named, and what they did not (the ring buffer took those samples). */
+/*
+ * Empties a stack map: the stacks the counts named, and those they did not
+ * (the other stack of their sample collided: the ring buffer took it whole).
+ */
 static void clear_stacks(int map_fd)
 {
 	__u32 key, next, *ids = NULL;

@@ -69,6 +69,8 @@ void symbolizer_release(struct symbolizer *s)
 	}
 	free(s->files);
 	itab_release(&s->file_index);
+	free(s->mapped);
+	itab_release(&s->mapped_index);
 	symfile_free(&s->vdso);
 	unwinder_release(&s->unwinder);
 	jitmaps_release(s);
@@ -372,13 +374,41 @@ static struct symfile *new_symfile(struct symbolizer *s, uint32_t tgid, int fd, 
 	return f;
 }
 
-/*
- * The file a mapping names, opened the first time (as the process sees it
- * while it lives; afterwards by its path here, if its inode or build ID
- * proves it the same file); NULL when it cannot be had. A failure is not
- * remembered: a later mapping of the same file may succeed.
- */
-static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
+/* What the kernel says identifies the mapped file; false if it says nothing. */
+static bool mapped_key(const struct proc_map *m, struct mapped_file *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (m->build_id_size) {
+		k->build_id_size = m->build_id_size < sizeof(k->build_id) ? m->build_id_size
+									 : sizeof(k->build_id);
+		memcpy(k->build_id, m->build_id, k->build_id_size);
+	} else if (m->inode) {
+		k->ino = m->inode;
+		k->dev_major = m->dev_major;
+		k->dev_minor = m->dev_minor;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static uint64_t mapped_hash(const struct mapped_file *k)
+{
+	return hash_mix(hash_mix(k->ino, (uint64_t)k->dev_major << 32 | k->dev_minor),
+			hash_bytes(k->build_id, k->build_id_size, 0));
+}
+
+static bool mapped_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct mapped_file *a = &((const struct symbolizer *)owner)->mapped[idx], *b = key;
+
+	return a->ino == b->ino && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->build_id_size == b->build_id_size &&
+	       !memcmp(a->build_id, b->build_id, b->build_id_size);
+}
+
+/* Opens the mapped file, or finds it among those open by what fstat says. */
+static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
 {
 	struct symfile *f = NULL;
 	struct file_key key;
@@ -387,8 +417,6 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 	uint32_t idx;
 	int fd;
 
-	if (m->file >= 0)
-		return s->files[m->file];
 	fd = open_in_process(&s->procs, tgid, m);
 	if (fd < 0) {
 		fd = open_in_root(-1, m->path, O_RDONLY | O_CLOEXEC);
@@ -420,6 +448,39 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 			return NULL;
 	}
 	m->file = idx;
+	return f;
+}
+
+/*
+ * The file a mapping names, opened the first time (as the process sees it
+ * while it lives; afterwards by its path here, if its inode or build ID
+ * proves it the same file); NULL when it cannot be had. A failure is not
+ * remembered: a later mapping of the same file may succeed. A file the
+ * kernel names as one already open (by build ID, or device and inode) is
+ * not opened again: every process maps libc.
+ */
+static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
+{
+	struct mapped_file k;
+	struct symfile *f;
+	bool keyed;
+	uint32_t idx;
+
+	if (m->file >= 0)
+		return s->files[m->file];
+	keyed = mapped_key(m, &k);
+	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
+			     ITAB_NONE) {
+		m->file = s->mapped[idx].file;
+		return s->files[m->file];
+	}
+	f = open_file(s, tgid, m);
+	if (f && keyed) {
+		k.file = m->file;
+		ALLOC_GROW(s->mapped, s->nr_mapped + 1, s->mapped_alloc);
+		s->mapped[s->nr_mapped] = k;
+		itab_insert(&s->mapped_index, mapped_hash(&k), s->nr_mapped++);
+	}
 	return f;
 }
 

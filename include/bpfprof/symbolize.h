@@ -66,6 +66,16 @@ struct symbolizer {
 	bool unwinding;		/* --unwind dwarf: keep each file's CFI */
 	struct unwinder unwinder;
 	struct itab file_index;
+	/* The same files by what the kernel says of a mapping (build ID, or device and inode). */
+	struct mapped_file {
+		uint64_t ino;
+		uint32_t dev_major, dev_minor;
+		uint8_t build_id[20];
+		uint8_t build_id_size;
+		uint32_t file;
+	} *mapped;
+	uint32_t nr_mapped, mapped_alloc;
+	struct itab mapped_index;
 	struct symfile vdso;
 	/* JIT code: per process (tgid) its /tmp/perf-PID.map, once looked for. */
 	struct jitmap **jitmaps;
