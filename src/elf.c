@@ -490,20 +490,12 @@ int elf_symtab_offset_to_vaddr(const struct elf_symtab *t, uint64_t offset, uint
 
 const struct elf_sym *elf_symtab_lookup(const struct elf_symtab *t, uint64_t vaddr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t i = COUNT_AT_OR_BELOW(t->syms, t->nr, addr, vaddr);
 	const struct elf_sym *s;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!i)
 		return NULL;
-	s = &t->syms[lo - 1];
+	s = &t->syms[i - 1];
 	/* A sized symbol covers only its bytes; PLT stubs and padding lie between. */
 	if (s->size && vaddr - s->addr >= s->size)
 		return NULL;

@@ -262,16 +262,8 @@ void kallsyms_release(struct kallsyms *ks)
 
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->nr;
+	/* The last symbol at or below addr covers it. */
+	size_t i = COUNT_AT_OR_BELOW(ks->syms, ks->nr, addr, addr);
 
-	/* Find the first symbol above addr; the one before covers it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &ks->syms[lo - 1] : NULL;
+	return i ? &ks->syms[i - 1] : NULL;
 }

@@ -74,18 +74,9 @@ void kernel_symbols_added(struct kernel_symbols *ks, uint64_t addr, uint32_t len
 
 static const struct ksym_added *added_lookup(const struct kernel_symbols *ks, uint64_t addr)
 {
-	uint32_t lo = 0, hi = ks->nr_added;
+	size_t i = COUNT_AT_OR_BELOW(ks->added, ks->nr_added, addr, addr);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (ks->added[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr - ks->added[lo - 1].addr < ks->added[lo - 1].len ? &ks->added[lo - 1]
-									     : NULL;
+	return i && addr - ks->added[i - 1].addr < ks->added[i - 1].len ? &ks->added[i - 1] : NULL;
 }
 
 void kernel_symbols_check_modules(struct kernel_symbols *ks)

@@ -342,19 +342,9 @@ int perfmap_read_fd(struct perfmap *m, int fd)
 
 const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr)
 {
-	uint32_t lo = 0, hi = m->nr;
+	size_t i = COUNT_AT_OR_BELOW(m->entries, m->nr, start, addr);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && addr < m->entries[lo - 1].end)
-		return &m->entries[lo - 1];
-	return NULL;
+	return i && addr < m->entries[i - 1].end ? &m->entries[i - 1] : NULL;
 }
 
 /* Finding the file -------------------------------------------------------- */

@@ -395,19 +395,9 @@ struct proc_map *procs_apply(struct procs *ps, const struct sb_event *ev, struct
 
 static struct proc_map *find_map(struct proc_image *img, uint64_t addr)
 {
-	size_t lo = 0, hi = img->nr_maps;
+	size_t i = COUNT_AT_OR_BELOW(img->maps, img->nr_maps, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && addr < img->maps[lo - 1].end)
-		return &img->maps[lo - 1];
-	return NULL;
+	return i && addr < img->maps[i - 1].end ? &img->maps[i - 1] : NULL;
 }
 
 struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr)

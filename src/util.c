@@ -150,6 +150,23 @@ char *strbuf_detach(struct strbuf *sb)
 	return s;
 }
 
+size_t count_at_or_below(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + offset, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* A fast 64-bit hash over bytes: eight at a time, multiply and rotate. */
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
 {

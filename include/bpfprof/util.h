@@ -51,6 +51,16 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 char *strbuf_detach(struct strbuf *sb);
 
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed);
+
+/*
+ * In an array sorted by a uint64_t key (at offset in each element of size
+ * bytes): how many elements have their key at or below key. The last of
+ * them, if any, is the one whose range may hold key.
+ */
+size_t count_at_or_below(const void *base, size_t n, size_t size, size_t offset, uint64_t key);
+#define COUNT_AT_OR_BELOW(array, n, field, key)                                           \
+	count_at_or_below((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), field), \
+			  (key))
 static inline uint64_t hash_u64(uint64_t x)
 {
 	x ^= x >> 33;
