@@ -464,6 +464,21 @@ static void check_fixture_dwarf(const char *name, const char *dwarf_file)
 		CHECK(k == 2 && !strcmp(two[0].name, "dbg_middle") && two[0].line == fr[1].line &&
 		      !strcmp(two[1].name, "dbg_outer"),
 		      "dwarf: %s: a chain cut to 2 frames keeps the outermost", name);
+		/*
+		 * Trimmed: a drain with a lookup keeps it, an idle one lets it go
+		 * (then two idle ones, then four); the next lookup reads it again.
+		 */
+		dwarf_index_trim(d);
+		dwarf_index_trim(d);
+		k = dwarf_index_frames(d, chain_addr, two, 2);
+		CHECK(k == 2 && !strcmp(two[0].name, "dbg_middle") && !strcmp(two[1].name, "dbg_outer"),
+		      "dwarf: %s: the same frames once the index was let go and read again", name);
+		dwarf_index_trim(d);
+		dwarf_index_trim(d);
+		dwarf_index_trim(d);
+		k = dwarf_index_frames(d, chain_addr, two, 2);
+		CHECK(k == 2 && !strcmp(two[1].name, "dbg_outer"),
+		      "dwarf: %s: and again after a longer idle spell", name);
 	}
 	same = compare_readers(d, &t, path, addrs, n, false, &second);
 	CHECK(n > 100 && same == n,
