@@ -147,6 +147,7 @@ static __always_inline __s32 stack_id(struct bpf_perf_event_data *ctx, __u32 set
 		return id;
 	if (id == -EEXIST) {
 		st->v[user ? STAT_USTACK_COLLISION : STAT_KSTACK_COLLISION]++;
+		st->v[STAT_COLLISION_SET0 + set]++;
 		*cause = CAUSE_STACK_COLLISION;
 	} else if (id == -ENOMEM) {
 		st->v[user ? STAT_USTACK_FULL : STAT_KSTACK_FULL]++;

@@ -27,12 +27,15 @@ struct stack_slot {
  * One map set's stacks as read so far. They stay in the set's stack map from
  * one read to the next: a stack seen again keeps its id there, so it is
  * neither read nor named again. Only when the map fills up is it cleared,
- * and the epoch (part of every cache key) starts anew.
+ * and the epoch (part of every cache key) starts anew. A set that fills up
+ * at every read (many new stacks a second) is churning: its stacks are
+ * taken out of the map as they are read, and it starts anew every time.
  */
 struct set_stacks {
 	struct stack_slot *slots;	/* indexed by stack id */
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
+	bool churning;
 	uint64_t collisions;		/* stack map collisions counted when it began */
 	uint64_t *ips;
 	size_t nr_ips, ips_alloc;
@@ -281,6 +284,18 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
+/*
+ * A churning set's stack is taken out of its map as it is read: one system
+ * call, where clearing it later would cost two. Kernels before 6.11 cannot:
+ * then clear_stacks() takes it out.
+ */
+static int read_stack(const struct set_stacks *st, int map_fd, __s32 id, uint64_t *ips)
+{
+	if (st->churning && !bpf_map_lookup_and_delete_elem(map_fd, &id, ips))
+		return 0;
+	return bpf_map_lookup_elem(map_fd, &id, ips);
+}
+
 /* Copies stack id's IPs out of the set's stack map, once per epoch. */
 static const struct stack_slot *load_stack(struct set_stacks *st, int map_fd, __s32 id,
 					   uint32_t nr_slots)
@@ -296,7 +311,7 @@ static const struct stack_slot *load_stack(struct set_stacks *st, int map_fd, __
 		slot->epoch = st->epoch;
 		slot->first = st->nr_ips;
 		slot->n = 0;
-		if (!bpf_map_lookup_elem(map_fd, &id, st->ips + st->nr_ips)) {
+		if (!read_stack(st, map_fd, id, st->ips + st->nr_ips)) {
 			slot->n = stack_depth(st->ips + st->nr_ips, BPFPROF_MAX_DEPTH);
 			st->nr_ips += slot->n;
 		}
@@ -383,9 +398,9 @@ static int read_set(struct sampler *s, unsigned set)
 	return 0;
 }
 
-static uint64_t stack_collisions(const struct sampler *s)
+static uint64_t stack_collisions(const struct sampler *s, unsigned set)
 {
-	return s->stats.total[STAT_KSTACK_COLLISION] + s->stats.total[STAT_USTACK_COLLISION];
+	return s->stats.total[STAT_COLLISION_SET0 + set];
 }
 
 static void new_epoch(struct sampler *s, unsigned set)
@@ -394,7 +409,7 @@ static void new_epoch(struct sampler *s, unsigned set)
 
 	st->epoch = ++s->epochs;
 	st->known = 0;
-	st->collisions = stack_collisions(s);
+	st->collisions = stack_collisions(s, set);
 	free(st->ips);
 	st->ips = NULL;
 	st->nr_ips = st->ips_alloc = 0;
@@ -404,19 +419,25 @@ static void new_epoch(struct sampler *s, unsigned set)
  * A stack map a quarter full makes a new stack collide one time in four
  * (the sample then goes through the ring buffer, copied whole): clear it.
  * Stacks that never reached a count (their sample collided) fill it too;
- * collisions since it was cleared stand for them.
+ * collisions since it was cleared stand for them. A churning set is
+ * cleared after every read (of what its counts did not name: the rest was
+ * taken) until a read finds it no longer fills up.
  */
 static void forget_stacks_if_full(struct sampler *s, unsigned set)
 {
 	struct set_stacks *st = &s->stacks[set];
+	bool full = st->known + (stack_collisions(s, set) - st->collisions) > s->nr_slots / 4;
 
-	if (st->known + (stack_collisions(s) - st->collisions) <= s->nr_slots / 4)
+	if (!full && !st->churning)
 		return;
-	debug("drain %llu: clearing stack map %u (%u stacks read, %llu collisions since its last clearing)",
-	      (unsigned long long)s->stats.drains, set, st->known,
-	      (unsigned long long)(stack_collisions(s) - st->collisions));
+	if (st->churning != full)
+		debug("drain %llu: stack map %u %s (%u stacks read, %llu collisions)",
+		      (unsigned long long)s->stats.drains, set,
+		      full ? "churns: stacks taken as read" : "settles: stacks kept", st->known,
+		      (unsigned long long)(stack_collisions(s, set) - st->collisions));
 	clear_stacks(bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0));
 	new_epoch(s, set);
+	st->churning = full;
 }
 
 static int read_stats(struct sampler *s)

@@ -112,6 +112,8 @@ enum stat_index {
 	STAT_LOST_COUNTS_FULL,	/* ring buffer full after a full counts map */
 	STAT_DWARF_SENT,	/* --unwind dwarf: samples sent with their stack */
 	STAT_LOST_DWARF,	/* --unwind dwarf: ring buffer full */
+	STAT_COLLISION_SET0,	/* stack collisions (-EEXIST) in stacks0 */
+	STAT_COLLISION_SET1,	/* stack collisions (-EEXIST) in stacks1 */
 	STAT_MAX
 };
 
