@@ -41,6 +41,13 @@ SUDO_UID=x SUDO_GID=65534 $BPFPROF -F 99 -d 0.3 -o "$T/bad-sudo.folded" 2> /dev/
 got=$(stat -c '%u:%g' "$T/bad-sudo.folded")
 check "SUDO_UID=x: the file stays root's (got $got)" [ "$got" = "0:0" ]
 
+# A symlink root made is followed: the file it leads to is replaced, the link kept.
+echo old > "$T/real.folded"
+ln -s "$T/real.folded" "$T/link.folded"
+$BPFPROF -F 99 -d 0.3 -o "$T/link.folded" 2> /dev/null
+check "a symlink root made: followed, the link kept, the file it leads to written whole" \
+	bash -c "[ -L '$T/link.folded' ] && awk -f tests/check_folded.awk '$T/real.folded' > /dev/null"
+
 # 2. A FIFO nobody planted is replaced too; one root made is written into.
 nobody mkfifo "$T/pub/planted.folded"
 timeout 10 $BPFPROF -F 99 -d 0.3 -o "$T/pub/planted.folded" 2> /dev/null
