@@ -36,7 +36,7 @@ struct set_stacks {
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
 	bool churning;
-	uint64_t collisions;		/* stack map collisions counted when it began */
+	uint64_t collisions, counted;	/* the set's collisions and counts at its last read */
 	uint64_t *ips;
 	size_t nr_ips, ips_alloc;
 };
@@ -409,32 +409,36 @@ static void new_epoch(struct sampler *s, unsigned set)
 
 	st->epoch = ++s->epochs;
 	st->known = 0;
-	st->collisions = stack_collisions(s, set);
 	free(st->ips);
 	st->ips = NULL;
 	st->nr_ips = st->ips_alloc = 0;
 }
 
 /*
- * A stack map a quarter full makes a new stack collide one time in four
- * (the sample then goes through the ring buffer, copied whole): clear it.
- * Stacks that never reached a count (their sample collided) fill it too;
- * collisions since it was cleared stand for them. A churning set is
- * cleared after every read (of what its counts did not name: the rest was
- * taken) until a read finds it no longer fills up.
+ * A stack that collides in the map collides at every sample until the map
+ * is cleared, and goes through the ring buffer, copied whole: dear for the
+ * program and for us. So a map is cleared when more than one sample in 64
+ * collided since its last read, or when a quarter of it is filled with
+ * stacks read (a new stack then collides one time in four). A set cleared
+ * after a read churns: its stacks are taken as the next read reads them,
+ * and the map cleared of the rest, until a read finds it settled.
  */
 static void forget_stacks_if_full(struct sampler *s, unsigned set)
 {
 	struct set_stacks *st = &s->stacks[set];
-	bool full = st->known + (stack_collisions(s, set) - st->collisions) > s->nr_slots / 4;
+	uint64_t collided = stack_collisions(s, set) - st->collisions;
+	uint64_t counted = s->stats.drained[set] - st->counted;
+	bool full = st->known > s->nr_slots / 4 || collided * 64 > counted + collided;
 
+	st->collisions = stack_collisions(s, set);
+	st->counted = s->stats.drained[set];
 	if (!full && !st->churning)
 		return;
 	if (st->churning != full)
-		debug("drain %llu: stack map %u %s (%u stacks read, %llu collisions)",
+		debug("drain %llu: stack map %u %s (%u stacks read; %llu samples counted, %llu collided)",
 		      (unsigned long long)s->stats.drains, set,
 		      full ? "churns: stacks taken as read" : "settles: stacks kept", st->known,
-		      (unsigned long long)(stack_collisions(s, set) - st->collisions));
+		      (unsigned long long)counted, (unsigned long long)collided);
 	clear_stacks(bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0));
 	new_epoch(s, set);
 	st->churning = full;
