@@ -602,6 +602,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 		err = -1;
 		goto out;
 	}
+	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
+	      stop_signal ? "the stop signal" : "sampling ended");
 	prof->frequency = o->frequency;
 	prof->period_ns = 1000000000ULL / o->frequency;
 	prof->command_line = xstrdup(o->command_line);
@@ -614,6 +616,9 @@ out:
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
 	symbolizer_release(&ss.sym);
+	if (!err)
+		debug("timing: detached and symbols freed %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
+		      stop_signal ? "the stop signal" : "sampling ended");
 	return err;
 }
 
