@@ -256,7 +256,11 @@ static void summarize(const struct options *o, const struct profile *p,
 	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
 	       t[STAT_LOST_DWARF];
 	strbuf_reset(&sb);
-	if (lost)
+	/* What fills the ring: the maps' overflow, or with --unwind dwarf every sample. */
+	if (lost && t[STAT_LOST_DWARF])
+		strbuf_addf(&sb, " (the ring buffer was full; raise --ring-buffer-size, or lower "
+				 "--stack-size or -F)");
+	else if (lost)
 		strbuf_addf(&sb, " (stack collision %llu, stack map full %llu, counts map full %llu;"
 				 " raise --stack-storage-size or --max-stacks, or lower --interval)",
 			    (unsigned long long)t[STAT_LOST_COLLISION],

@@ -33,3 +33,8 @@ else
 fi
 check "one-page ring buffer: output total $total = recorded $rec" [ "$total" = "$rec" ]
 check "one-page ring buffer: the summary says how to avoid it" grep -q 'raise --stack-storage-size' "$T/lost.err"
+
+# --unwind dwarf fills the ring with every sample: the summary says to raise the ring, not the maps.
+$BPFPROF --unwind dwarf -F 9999 -d 1 --ring-buffer-size 64 -o "$T/dlost.folded" 2> "$T/dlost.err"
+check "--unwind dwarf, small ring: the loss is the ring's, and the summary says so" \
+	grep -q '^bpfprof: lost [1-9][0-9]* samples (the ring buffer was full; raise --ring-buffer-size' "$T/dlost.err"
