@@ -39,17 +39,18 @@ static size_t itab_bytes(const struct itab *t)
 	return t->slots ? (size_t)(t->mask + 1) * sizeof(*t->slots) : 0;
 }
 
+/* Arrays count what they use (filled in order), indexes all their slots (used all over). */
 size_t profile_bytes(const struct profile *p)
 {
-	return p->strings.alloc + p->strings.offs_alloc * sizeof(*p->strings.offs) +
+	return p->strings.len + p->strings.nr * sizeof(*p->strings.offs) +
 	       itab_bytes(&p->strings.index) +
-	       p->mappings_alloc * sizeof(*p->mappings) + itab_bytes(&p->mapping_index) +
-	       p->functions_alloc * sizeof(*p->functions) + itab_bytes(&p->function_index) +
-	       p->locations_alloc * sizeof(*p->locations) + itab_bytes(&p->location_index) +
-	       p->lines_alloc * sizeof(*p->lines) + p->frames_alloc * sizeof(*p->frames) +
-	       p->stacks_alloc * sizeof(*p->stacks) + itab_bytes(&p->stack_index) +
-	       p->samples_alloc * sizeof(*p->samples) + itab_bytes(&p->sample_index) +
-	       p->cgroups_alloc * sizeof(*p->cgroups) + itab_bytes(&p->cgroup_index);
+	       p->nr_mappings * sizeof(*p->mappings) + itab_bytes(&p->mapping_index) +
+	       p->nr_functions * sizeof(*p->functions) + itab_bytes(&p->function_index) +
+	       p->nr_locations * sizeof(*p->locations) + itab_bytes(&p->location_index) +
+	       p->nr_lines * sizeof(*p->lines) + p->nr_frames * sizeof(*p->frames) +
+	       p->nr_stacks * sizeof(*p->stacks) + itab_bytes(&p->stack_index) +
+	       p->nr_samples * sizeof(*p->samples) + itab_bytes(&p->sample_index) +
+	       p->nr_cgroups * sizeof(*p->cgroups) + itab_bytes(&p->cgroup_index);
 }
 
 /* Mappings --------------------------------------------------------------- */

@@ -122,7 +122,7 @@ struct profile {
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
-/* The bytes its arrays and indexes hold (allocated, not only used). */
+/* About the memory it keeps resident: the bytes its arrays use and its indexes hold. */
 size_t profile_bytes(const struct profile *p);
 
 static inline uint32_t profile_string(struct profile *p, const char *s)
