@@ -77,10 +77,17 @@ bpf_held() { cat /proc/$1/fdinfo/* 2> /dev/null | sed -n 's/^\(prog_id\|link_id\
 perf_fds() { ls -l /proc/$1/fd 2> /dev/null | grep -c 'anon_inode:\[perf_event\]'; }
 # bpf_still FILE: those of bpf_held's lines in FILE whose object still exists.
 bpf_still() {
-	local kind id
-	while read -r kind id; do
-		bpftool "${kind%_id}" show id "$id" > /dev/null 2>&1 && echo "$kind $id"
-	done < "$1"
+	local kind id try still
+	# The kernel frees a program once the perf events holding it are freed,
+	# after an RCU grace period: give it two seconds.
+	for try in $(seq 20); do
+		still=$(while read -r kind id; do
+			bpftool "${kind%_id}" show id "$id" > /dev/null 2>&1 && echo "$kind $id"
+		done < "$1")
+		[ -z "$still" ] && return 0
+		sleep 0.1
+	done
+	echo "$still"
 }
 # For runs too short to watch: the id of the newest BPF program now, and
 # bpf_unheld SINCE: bpfprof's programs loaded after SINCE that no process

@@ -21,8 +21,9 @@ pid=$!
 BG_PIDS+=($pid)
 map=/tmp/perf-$pid.map
 [ -z "${KEEP:-}" ] && trap 'rm -f "$map"; cleanup' EXIT
-# Warm-up: the functions compiled and listed before sampling starts.
-sleep 1
+# Warm-up: the functions compiled (TurboFan's background compiles too) and
+# listed before sampling starts.
+sleep 2
 check "node writes $map" [ -s "$map" ]
 $BPFPROF -F 999 -d $SECONDS_RUN -p $pid -o "$T/jit.folded" -o "$T/jit.pb.gz" 2> "$T/jit.err"
 rc=$?
@@ -31,8 +32,10 @@ total=$(folded_total "$T/jit.folded")
 check "node: output passes the strict folded checker" [ -n "$total" ]
 total=${total:-0}
 
-two=$(sum_matching "$T/jit.folded" ';hotFunctionA_\[j\];burn_\[j\]$')
-one=$(sum_matching "$T/jit.folded" ';hotFunctionB_\[j\];burn_\[j\]$')
+# Samples in burn, or in what it calls: V8's garbage collector takes 10-20 %
+# of them, run by burn's allocations.
+two=$(sum_matching "$T/jit.folded" ';hotFunctionA_\[j\];burn_\[j\](;|$)')
+one=$(sum_matching "$T/jit.folded" ';hotFunctionB_\[j\];burn_\[j\](;|$)')
 if within "$((two + one))" $((total * 80 / 100)) "$total"; then
 	ok "node: $((two + one)) of $total samples in JIT frames hotFunctionA|B_[j];burn_[j]"
 else
@@ -52,7 +55,7 @@ check "node: the script's frames are JIT frames only" \
 	bash -c "! grep -q '\\(hotFunction[AB]\\|burn\\)\\(;\\| [0-9]*\$\\)' '$T/jit.folded'"
 check "node: V8's kind and tier marks are not in the names" \
 	bash -c "! grep -q 'JS:\\|LazyCompile:' '$T/jit.folded'"
-named=$(sum_matching "$T/jit.folded" '^node;.*\(anonymous\)_\[j\];hotFunction[AB]_\[j\];burn_\[j\]$')
+named=$(sum_matching "$T/jit.folded" '^node;.*\(anonymous\)_\[j\];hotFunction[AB]_\[j\];burn_\[j\](;|$)')
 if within "$named" $(((two + one) * 95 / 100)) "$((two + one))"; then
 	ok "node: $named of $((two + one)) walk on through JIT callers: (anonymous)_[j];hotFunction?_[j];burn_[j]"
 else
