@@ -133,6 +133,32 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	}
 }
 
+/* Folding waits for this many processes gone, and this much growth since the last fold. */
+#define FOLD_EXITED 256
+#define FOLD_GROWTH (1u << 20)
+
+void collector_after_drain(struct collector *c, uint64_t now)
+{
+	struct profile_renumbering r;
+	size_t before = profile_bytes(c->profile);
+	uint64_t start;
+
+	symbolizer_name_late_jit(c->symbolizer, c->profile);
+	c->exited += symbolizer_forget_before(c->symbolizer, now);
+	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH)
+		return;
+	start = now_ns();
+	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
+	symbolizer_renumber(c->symbolizer, &r);
+	profile_renumbering_release(&r);
+	reset_cache(c);
+	c->fold_bytes = profile_bytes(c->profile);
+	c->folds++;
+	debug("folded what %u exited processes left: profile %zu KiB to %zu KiB in %.1f ms",
+	      c->exited, before >> 10, c->fold_bytes >> 10, (now_ns() - start) / 1e6);
+	c->exited = 0;
+}
+
 void collector_add_lost(struct collector *c, const char *label, uint64_t count)
 {
 	struct prof_sample s = { 0 };

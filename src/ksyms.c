@@ -166,6 +166,17 @@ static uint32_t module_mapping(struct kernel_symbols *ks, struct profile *p, con
 	return m->mapping;
 }
 
+void kernel_symbols_renumber(struct kernel_symbols *ks, const struct profile_renumbering *r)
+{
+	uint32_t i;
+
+	/* A mapping let go (no sample used it) is made again, from the same span, when needed. */
+	for (i = 0; i < ks->nr_mods; i++)
+		if (ks->mods[i].mapping)
+			ks->mods[i].mapping = r->mappings[ks->mods[i].mapping] == ITAB_NONE
+						      ? 0 : r->mappings[ks->mods[i].mapping];
+}
+
 void kernel_symbols_stack(struct kernel_symbols *ks, struct profile *p, const uint64_t *ips,
 			  uint32_t n, uint32_t *locs)
 {

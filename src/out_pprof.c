@@ -158,11 +158,13 @@ static void emit_samples(struct pprof_writer *w)
 		pb_reset(&w->sub);
 		pb_packed_uint64(&w->sub, SAMPLE_LOCATION_ID, w->ids, depth);
 		pb_packed_int64(&w->sub, SAMPLE_VALUE, values, 2);
-		if (s->comm) {	/* lost samples belong to no process */
+		/* Lost samples belong to no process; folded ones to one no longer known. */
+		if (s->comm && s->pid != PROF_PID_EXITED) {
 			add_num_label(w, S_PID, s->pid);
 			add_num_label(w, S_TID, s->tid);
-			add_str_label(w, S_COMM, s->comm);
 		}
+		if (s->comm)
+			add_str_label(w, S_COMM, s->comm);
 		cgroup = s->cgroup_id ? profile_cgroup(p, s->cgroup_id) : 0;
 		if (cgroup)
 			add_str_label(w, S_CGROUP, cgroup);

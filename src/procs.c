@@ -426,9 +426,9 @@ struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, u
 	return m;
 }
 
-void procs_prune(struct procs *ps, uint64_t before_ns)
+uint32_t procs_prune(struct procs *ps, uint64_t before_ns)
 {
-	uint32_t i, kept = 0;
+	uint32_t i, kept = 0, pruned;
 
 	for (i = 0; i < ps->nr; i++) {
 		struct proc *p = ps->procs[i];
@@ -438,10 +438,12 @@ void procs_prune(struct procs *ps, uint64_t before_ns)
 		else
 			ps->procs[kept++] = p;
 	}
-	if (kept == ps->nr)
-		return;
+	pruned = ps->nr - kept;
+	if (!pruned)
+		return 0;
 	ps->nr = kept;
 	itab_release(&ps->index);
 	for (i = 0; i < ps->nr; i++)
 		itab_insert(&ps->index, hash_u64(ps->procs[i]->tgid), i);
+	return pruned;
 }

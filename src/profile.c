@@ -173,6 +173,21 @@ uint32_t profile_location_add(struct profile *p, uint32_t mapping, uint64_t addr
 	return location_add(p, &k, kind, lines, nlines);
 }
 
+void profile_location_name(struct profile *p, uint32_t id, enum frame_kind kind,
+			   const struct prof_line *lines, uint16_t nlines)
+{
+	struct prof_location *loc = &p->locations[id];
+
+	ALLOC_GROW(p->lines, p->nr_lines + nlines, p->lines_alloc);
+	memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
+	loc->first_line = p->nr_lines;
+	loc->nlines = nlines;
+	loc->kind = kind;
+	p->nr_lines += nlines;
+	if (nlines && loc->mapping)
+		p->mappings[loc->mapping].has_functions = true;
+}
+
 uint32_t profile_special_location(struct profile *p, const char *label)
 {
 	struct location_key k = { 0, 0, profile_string(p, label) };
@@ -262,6 +277,209 @@ uint64_t profile_total(const struct profile *p)
 	for (i = 0; i < p->nr_samples; i++)
 		total += p->samples[i].count;
 	return total;
+}
+
+/* Folding exited processes ---------------------------------------------- */
+
+/* Whether each pid the profile names has exited: asked once per pid per fold. */
+struct pid_state {
+	uint32_t pid;
+	bool gone;
+};
+
+/* A file's mapping as any process would have it, whatever the address. */
+struct file_mapping {
+	uint32_t file, build_id;
+	uint64_t offset, size;
+	uint32_t id;		/* the one mapping of it, in the new profile */
+};
+
+struct fold {
+	const struct profile *old;
+	struct profile *new;
+	bool (*gone)(void *ctx, uint32_t pid);
+	void *ctx;
+	struct pid_state *pids;
+	uint32_t nr_pids, pids_alloc;
+	struct itab pid_index;
+	struct file_mapping *files;
+	uint32_t nr_files, files_alloc;
+	struct itab file_index;
+	uint32_t *mapping_to;	/* old mapping -> new, ITAB_NONE until needed */
+	int64_t *shift;		/* what moves an old mapping's address into its new mapping */
+	uint32_t *location_to;
+};
+
+static bool pid_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct fold *)owner)->pids[idx].pid == *(const uint32_t *)key;
+}
+
+static bool pid_gone(struct fold *f, uint32_t pid)
+{
+	uint32_t idx = itab_find(&f->pid_index, hash_u64(pid), pid_eq, f, &pid);
+
+	if (idx == ITAB_NONE) {
+		ALLOC_GROW(f->pids, f->nr_pids + 1, f->pids_alloc);
+		idx = f->nr_pids++;
+		f->pids[idx] = (struct pid_state){ pid, f->gone(f->ctx, pid) };
+		itab_insert(&f->pid_index, hash_u64(pid), idx);
+	}
+	return f->pids[idx].gone;
+}
+
+static bool file_mapping_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct file_mapping *a = &((const struct fold *)owner)->files[idx], *b = key;
+
+	return a->file == b->file && a->build_id == b->build_id && a->offset == b->offset &&
+	       a->size == b->size;
+}
+
+/*
+ * An exited process's mapping of a file with a build ID holds what any
+ * process's mapping of that file would: it joins the file's one mapping.
+ * Anything else (anonymous and JIT memory, files of unknown content) stays
+ * its process's.
+ */
+static uint32_t fold_mapping(struct fold *f, uint32_t old)
+{
+	const struct prof_mapping *m = &f->old->mappings[old];
+	struct prof_mapping pm = *m;
+	struct file_mapping k;
+	uint64_t h;
+	uint32_t idx;
+
+	if (f->mapping_to[old] != ITAB_NONE)
+		return f->mapping_to[old];
+	f->shift[old] = 0;
+	if (!old) {
+		f->mapping_to[old] = 0;
+		return 0;
+	}
+	if (!m->build_id || !(m->pid == 0 || pid_gone(f, m->pid))) {
+		f->mapping_to[old] = profile_mapping(f->new, m);
+		return f->mapping_to[old];
+	}
+	k = (struct file_mapping){ m->file, m->build_id, m->offset, m->limit - m->start, 0 };
+	h = hash_mix(hash_mix(hash_mix(k.file, k.build_id), k.offset), k.size);
+	idx = itab_find(&f->file_index, h, file_mapping_eq, f, &k);
+	if (idx == ITAB_NONE) {
+		pm.pid = 0;
+		k.id = profile_mapping(f->new, &pm);
+		ALLOC_GROW(f->files, f->nr_files + 1, f->files_alloc);
+		idx = f->nr_files++;
+		f->files[idx] = k;
+		itab_insert(&f->file_index, h, idx);
+	}
+	f->mapping_to[old] = f->files[idx].id;
+	f->shift[old] = (int64_t)(f->new->mappings[f->files[idx].id].start - m->start);
+	return f->mapping_to[old];
+}
+
+static uint32_t fold_location(struct fold *f, uint32_t old)
+{
+	const struct prof_location *l = &f->old->locations[old];
+	uint32_t mapping, id;
+	uint64_t address;
+
+	if (f->location_to[old] != ITAB_NONE)
+		return f->location_to[old];
+	if (l->label) {
+		id = profile_special_location(f->new, profile_str(f->old, l->label));
+	} else {
+		mapping = fold_mapping(f, l->mapping);
+		address = l->address + f->shift[l->mapping];
+		id = profile_location_find(f->new, mapping, address);
+		if (id == ITAB_NONE)
+			id = profile_location_add(f->new, mapping, address, l->kind,
+						  f->old->lines + l->first_line, l->nlines);
+	}
+	f->location_to[old] = id;
+	return id;
+}
+
+void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void *ctx,
+		  bool keep_pids, struct profile_renumbering *r)
+{
+	struct profile q;
+	struct fold f = { p, &q, gone, ctx };
+	uint32_t *frames = NULL, frames_alloc = 0, i, j, *tids = NULL, nr_tids = 0, tids_alloc = 0;
+
+	/* Strings, functions and cgroups only grow with what is distinct: they move as they are. */
+	profile_init(&q);
+	strtab_release(&q.strings);
+	q.strings = p->strings;
+	q.functions = p->functions;
+	q.nr_functions = p->nr_functions;
+	q.functions_alloc = p->functions_alloc;
+	q.function_index = p->function_index;
+	q.cgroups = p->cgroups;
+	q.nr_cgroups = p->nr_cgroups;
+	q.cgroups_alloc = p->cgroups_alloc;
+	q.cgroup_index = p->cgroup_index;
+	q.start_wall_ns = p->start_wall_ns;
+	q.duration_ns = p->duration_ns;
+	q.frequency = p->frequency;
+	q.period_ns = p->period_ns;
+	q.command_line = p->command_line;
+	q.exited_pids = p->exited_pids;
+	q.exited_tids = p->exited_tids;
+
+	f.mapping_to = xmalloc(p->nr_mappings * sizeof(*f.mapping_to));
+	memset(f.mapping_to, 0xff, p->nr_mappings * sizeof(*f.mapping_to));
+	f.shift = xmalloc(p->nr_mappings * sizeof(*f.shift));
+	fold_mapping(&f, 0);
+	f.location_to = xmalloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*f.location_to));
+	memset(f.location_to, 0xff, p->nr_locations * sizeof(*f.location_to));
+	for (i = 0; i < p->nr_samples; i++) {
+		struct prof_sample s = p->samples[i];
+		uint32_t depth;
+		const uint32_t *old = profile_stack_frames(p, s.stack, &depth);
+
+		ALLOC_GROW(frames, depth, frames_alloc);
+		for (j = 0; j < depth; j++)
+			frames[j] = fold_location(&f, old[j]);
+		s.stack = profile_stack(&q, frames, depth);
+		if (!keep_pids && s.pid && s.pid != PROF_PID_EXITED && pid_gone(&f, s.pid)) {
+			ALLOC_GROW(tids, nr_tids + 1, tids_alloc);
+			tids[nr_tids++] = s.tid;
+			s.pid = s.tid = PROF_PID_EXITED;
+		}
+		profile_add_sample(&q, &s);
+	}
+	/* The summary counts them still. */
+	for (i = 0; i < f.nr_pids; i++)
+		q.exited_pids += f.pids[i].gone && !keep_pids;
+	q.exited_tids += count_distinct_u32(tids, nr_tids);
+	free(tids);
+	free(frames);
+	free(f.shift);
+	free(f.pids);
+	itab_release(&f.pid_index);
+	free(f.files);
+	itab_release(&f.file_index);
+
+	free(p->mappings);
+	itab_release(&p->mapping_index);
+	free(p->locations);
+	itab_release(&p->location_index);
+	free(p->lines);
+	free(p->frames);
+	free(p->stacks);
+	itab_release(&p->stack_index);
+	free(p->samples);
+	itab_release(&p->sample_index);
+	*p = q;
+	r->mappings = f.mapping_to;
+	r->locations = f.location_to;
+}
+
+void profile_renumbering_release(struct profile_renumbering *r)
+{
+	free(r->mappings);
+	free(r->locations);
+	r->mappings = r->locations = NULL;
 }
 
 /* Cgroups ---------------------------------------------------------------- */

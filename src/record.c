@@ -207,24 +207,6 @@ static void show_progress(double elapsed, const struct sampler_stats *st)
 		(unsigned long long)recorded(st));
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t count_distinct(uint32_t *v, size_t n)
-{
-	uint64_t distinct = 0;
-	size_t i;
-
-	qsort(v, n, sizeof(*v), u32_cmp);
-	for (i = 0; i < n; i++)
-		distinct += !i || v[i] != v[i - 1];
-	return distinct;
-}
-
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * part / whole : 0;
@@ -274,13 +256,14 @@ static void summarize(const struct options *o, const struct profile *p,
 		(unsigned long long)t[STAT_COUNTS_FULL]);
 
 	for (i = 0; i < p->nr_samples; i++) {
-		if (!p->samples[i].comm)	/* lost samples belong to nobody */
+		/* Lost samples belong to nobody; exited ones folded are counted apart. */
+		if (!p->samples[i].comm || p->samples[i].pid == PROF_PID_EXITED)
 			continue;
 		pids[n] = p->samples[i].pid;
 		tids[n++] = p->samples[i].tid;
 	}
-	nproc = count_distinct(pids, n);
-	nthreads = count_distinct(tids, n);
+	nproc = count_distinct_u32(pids, n) + p->exited_pids;
+	nthreads = count_distinct_u32(tids, n) + p->exited_tids;
 	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
 		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
 		(unsigned long long)st->drains);
@@ -414,7 +397,7 @@ static int sample_loop(struct session *ss, uint64_t start)
 			if ((err = sampler_drain(ss->sampler)))
 				break;
 			/* Every sample of a process that exited before the flip is named now. */
-			symbolizer_forget_before(&ss->sym, now);
+			collector_after_drain(&ss->coll, now);
 			note_first_samples(ss);
 			/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
 			if (verbose >= 2)
@@ -586,6 +569,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	symbolizer_init(&ss.sym);
 	ss.sym.unwinding = o->dwarf_unwind;
 	collector_init(&ss.coll, prof, &ss.sym);
+	ss.coll.keep_pids = o->per_pid;
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
 	if (sampler_open(&ss.sampler, &cfg))
 		goto out;
@@ -608,6 +592,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	}
 	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 	      stop_signal ? "the stop signal" : "sampling ended");
+	symbolizer_name_late_jit(&ss.sym, prof);
 	prof->frequency = o->frequency;
 	prof->period_ns = 1000000000ULL / o->frequency;
 	prof->command_line = xstrdup(o->command_line);

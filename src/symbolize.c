@@ -74,6 +74,7 @@ void symbolizer_release(struct symbolizer *s)
 	symfile_free(&s->vdso);
 	unwinder_release(&s->unwinder);
 	jitmaps_release(s);
+	free(s->late_jit);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -94,14 +95,52 @@ void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, ui
 		open_files_of(s, s->procs.procs[i]);
 }
 
-void symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
+uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 {
-	uint32_t i;
+	uint32_t i, pruned = procs_prune(&s->procs, ns);
 
-	procs_prune(&s->procs, ns);
 	/* Once a drain: debug info no lookup needed since the last one is let go. */
 	for (i = 0; i < s->nr_files; i++)
 		dwarf_index_trim(s->files[i]->dwarf);
+	return pruned;
+}
+
+/* Forgotten, and not alive either (a kernel thread is never known: it maps nothing). */
+bool symbolizer_process_gone(void *ctx, uint32_t pid)
+{
+	struct symbolizer *s = ctx;
+	char path[4096];
+
+	if (procs_find(&s->procs, pid))
+		return false;
+	snprintf(path, sizeof(path), "%s/%" PRIu32, s->procs.proc_root, pid);
+	return access(path, F_OK) != 0;
+}
+
+void symbolizer_renumber(struct symbolizer *s, const struct profile_renumbering *r)
+{
+	uint32_t i, kept = 0;
+	size_t j, k;
+
+	for (i = 0; i < s->procs.nr; i++) {
+		struct proc *proc = s->procs.procs[i];
+
+		for (j = 0; j < proc->nr_images; j++)
+			for (k = 0; k < proc->images[j].nr_maps; k++) {
+				struct proc_map *m = &proc->images[j].maps[k];
+				uint32_t to = m->prof_mapping ? r->mappings[m->prof_mapping - 1] : ITAB_NONE;
+
+				m->prof_mapping = to == ITAB_NONE ? 0 : to + 1;
+			}
+	}
+	kernel_symbols_renumber(&s->kernel, r);
+	for (i = 0; i < s->nr_late_jit; i++) {
+		struct late_jit e = s->late_jit[i];
+
+		if ((e.location = r->locations[e.location]) != ITAB_NONE)
+			s->late_jit[kept++] = e;
+	}
+	s->nr_late_jit = kept;
 }
 
 /*
@@ -589,6 +628,7 @@ struct jitmap {
 	uint32_t tgid;
 	int fd;			/* -1: not open (none found, or the process is gone) */
 	uint64_t read_generation;	/* drain of the last look at the file */
+	uint32_t late_pass;	/* symbolizer_name_late_jit()'s pass that last read it */
 	struct perfmap map;
 };
 
@@ -685,32 +725,14 @@ static struct jitmap *get_jitmap(struct symbolizer *s, uint32_t tgid)
 	return j;
 }
 
-static bool anon_map(const struct proc_map *m)
+/* The line naming perf-map entry e. V8's names are split into function and script; others kept whole. */
+static struct prof_line jit_line(struct profile *p, const struct jitmap *j,
+				 const struct perfmap_entry *e)
 {
-	return !m->path[0] || !strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6);
-}
-
-/*
- * An address in anonymous executable memory: a JIT frame if the process's
- * perf map names it, read again (once per drain) if it does not yet.
- * V8's names are split into function and script; others kept whole.
- */
-static uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid,
-			     uint32_t mapping, uint64_t addr)
-{
-	struct jitmap *j = get_jitmap(s, tgid);
-	const struct perfmap_entry *e = perfmap_lookup(&j->map, addr);
-	struct strbuf fn, script;
+	const char *name = perfmap_name(&j->map, e);
 	struct prof_line line = { 0, 0 };
-	const char *name;
+	struct strbuf fn, script;
 
-	if (!e && j->read_generation != s->procs.generation) {
-		jitmap_read(&s->procs, j, false);
-		e = perfmap_lookup(&j->map, addr);
-	}
-	if (!e)
-		return frames_location(p, mapping, addr, FRAME_USER, NULL, 0);
-	name = perfmap_name(&j->map, e);
 	strbuf_init(&fn);
 	strbuf_init(&script);
 	if (perfmap_v8_name(name, &fn, &script)) {
@@ -723,6 +745,74 @@ static uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t t
 	}
 	strbuf_release(&fn);
 	strbuf_release(&script);
+	return line;
+}
+
+/* Late JIT frames wait at most this many at once; the oldest are named [anon+0x...]. */
+#define MAX_LATE_JIT 16384
+
+void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p)
+{
+	uint32_t i, kept = 0;
+
+	s->late_jit_passes++;
+	for (i = 0; i < s->nr_late_jit; i++) {
+		struct late_jit e = s->late_jit[i];
+		struct jitmap *j = get_jitmap(s, e.tgid);
+		const struct perfmap_entry *pe;
+		struct prof_line line;
+		struct proc *proc;
+
+		/* Once per process per pass: the map is read from where the last read ended. */
+		if (j->late_pass != s->late_jit_passes) {
+			j->late_pass = s->late_jit_passes;
+			jitmap_read(&s->procs, j, false);
+		}
+		pe = perfmap_lookup(&j->map, p->locations[e.location].address);
+		if (pe) {
+			line = jit_line(p, j, pe);
+			profile_location_name(p, e.location, FRAME_JIT, &line, 1);
+			continue;
+		}
+		/* Its map can still grow while the process lives. */
+		proc = procs_find(&s->procs, e.tgid);
+		if (proc && !proc->gone_ns)
+			s->late_jit[kept++] = e;
+	}
+	s->nr_late_jit = kept;
+}
+
+static bool anon_map(const struct proc_map *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon", 5) || !strncmp(m->path, "//anon", 6);
+}
+
+/*
+ * An address in anonymous executable memory: a JIT frame if the process's
+ * perf map names it, read again (once per drain) if it does not yet; if
+ * it still does not, named later when it does.
+ */
+static uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid,
+			     uint32_t mapping, uint64_t addr)
+{
+	struct jitmap *j = get_jitmap(s, tgid);
+	const struct perfmap_entry *e = perfmap_lookup(&j->map, addr);
+	struct prof_line line;
+	uint32_t id;
+
+	if (!e && j->read_generation != s->procs.generation) {
+		jitmap_read(&s->procs, j, false);
+		e = perfmap_lookup(&j->map, addr);
+	}
+	if (!e) {
+		id = frames_location(p, mapping, addr, FRAME_USER, NULL, 0);
+		if (s->nr_late_jit < MAX_LATE_JIT) {
+			ALLOC_GROW(s->late_jit, s->nr_late_jit + 1, s->late_jit_alloc);
+			s->late_jit[s->nr_late_jit++] = (struct late_jit){ id, tgid };
+		}
+		return id;
+	}
+	line = jit_line(p, j, e);
 	return profile_location_add(p, mapping, addr, FRAME_JIT, &line, 1);
 }
 

@@ -168,6 +168,25 @@ size_t count_at_or_below(const void *base, size_t n, size_t size, size_t offset,
 }
 
 /* A fast 64-bit hash over bytes: eight at a time, multiply and rotate. */
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t count_distinct_u32(uint32_t *v, size_t n)
+{
+	uint64_t distinct = 0;
+	size_t i;
+
+	if (n)
+		qsort(v, n, sizeof(*v), u32_cmp);
+	for (i = 0; i < n; i++)
+		distinct += !i || v[i] != v[i - 1];
+	return distinct;
+}
+
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
 {
 	const unsigned char *p = data;

@@ -30,12 +30,23 @@ struct collector {
 	uint32_t *locs;
 	uint32_t nr_locs, locs_alloc;
 	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how each unwind ended */
+	bool keep_pids;		/* --per-pid: exited processes keep their pids when folded */
+	uint32_t exited;	/* processes forgotten since the last fold */
+	size_t fold_bytes;	/* the profile's size that, with enough exited, folds it */
+	uint32_t folds;
 };
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);
 void collector_release(struct collector *c);
 /* A sample_fn: ctx is the collector. */
 void collector_add(void *ctx, const struct raw_sample *rs);
+/*
+ * After each drain: names late JIT frames, forgets processes that exited
+ * before now and, once many have and the profile has grown, folds what
+ * they left in it (profile_fold), so that churn costs memory once per
+ * program, not per process.
+ */
+void collector_after_drain(struct collector *c, uint64_t now);
 /* count samples that exist only as a number, under a frame named label. */
 void collector_add_lost(struct collector *c, const char *label, uint64_t count);
 

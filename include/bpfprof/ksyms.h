@@ -47,6 +47,8 @@ void kernel_symbols_added(struct kernel_symbols *ks, uint64_t addr, uint32_t len
 			  const char *name, const char *module);
 /* Once per drain: a module inserted or removed also means reading again. */
 void kernel_symbols_check_modules(struct kernel_symbols *ks);
+/* After profile_fold(): the module mappings' ids, renumbered. */
+void kernel_symbols_renumber(struct kernel_symbols *ks, const struct profile_renumbering *r);
 /* Location ids for n kernel IPs, leaf first; callers' return addresses moved back one byte. */
 void kernel_symbols_stack(struct kernel_symbols *ks, struct profile *p, const uint64_t *ips,
 			  uint32_t n, uint32_t *locs);

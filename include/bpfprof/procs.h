@@ -87,7 +87,7 @@ struct proc_map *procs_apply(struct procs *ps, const struct sb_event *ev, struct
  */
 struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr);
 
-/* Forgets processes that exited before the given time: their samples are all named. */
-void procs_prune(struct procs *ps, uint64_t before_ns);
+/* Forgets processes that exited before the given time (their samples are all named): how many. */
+uint32_t procs_prune(struct procs *ps, uint64_t before_ns);
 
 #endif

@@ -65,9 +65,12 @@ struct prof_stack {
 	uint32_t depth;
 };
 
+/* The pid and tid of samples whose process exited and was folded (profile_fold). */
+#define PROF_PID_EXITED UINT32_MAX
+
 struct prof_sample {
 	uint32_t stack;
-	uint32_t pid;		/* process (tgid) */
+	uint32_t pid;		/* process (tgid); PROF_PID_EXITED: folded */
 	uint32_t tid;		/* thread */
 	uint32_t comm;		/* string: thread name */
 	uint64_t cgroup_id;
@@ -112,6 +115,9 @@ struct profile {
 	uint32_t nr_cgroups, cgroups_alloc;
 	struct itab cgroup_index;
 
+	/* Processes and threads whose samples were folded into PROF_PID_EXITED. */
+	uint64_t exited_pids, exited_tids;
+
 	/* What the run was. */
 	uint64_t start_wall_ns;	/* wall clock when sampling started */
 	uint64_t duration_ns;
@@ -143,6 +149,9 @@ uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64
 /* Adds a location the caller has checked is absent; lines are copied. */
 uint32_t profile_location_add(struct profile *p, uint32_t mapping, uint64_t address,
 			      enum frame_kind kind, const struct prof_line *lines, uint16_t nlines);
+/* Names a location made without lines (JIT code its perf map named late); lines are copied. */
+void profile_location_name(struct profile *p, uint32_t loc, enum frame_kind kind,
+			   const struct prof_line *lines, uint16_t nlines);
 /* A FRAME_SPECIAL location named label, e.g. "[lost: stack map full]". */
 uint32_t profile_special_location(struct profile *p, const char *label);
 
@@ -158,6 +167,24 @@ static inline const uint32_t *profile_stack_frames(const struct profile *p, uint
 void profile_add_sample(struct profile *p, const struct prof_sample *s);
 
 uint64_t profile_total(const struct profile *p);
+
+/* Old ids to new after profile_fold(); ITAB_NONE: let go. Owned by the caller. */
+struct profile_renumbering {
+	uint32_t *mappings, *locations;
+};
+
+/*
+ * Bounds what processes that come and go leave behind. What gone(ctx, pid)
+ * says has exited (and had all its samples named) is folded into what
+ * outlives it: its mappings of a file with a build ID into one mapping of
+ * that file (pid 0, at the first such mapping's addresses), its locations
+ * into that mapping's, and, unless keep_pids, its samples' pid and tid into
+ * PROF_PID_EXITED. Everything no sample uses is let go. The profile is built
+ * again, so every mapping, location and stack id changes: *r says how.
+ */
+void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void *ctx,
+		  bool keep_pids, struct profile_renumbering *r);
+void profile_renumbering_release(struct profile_renumbering *r);
 
 /* The path of cgroup id as a string id, or 0 when it was never named. */
 uint32_t profile_cgroup(const struct profile *p, uint64_t id);

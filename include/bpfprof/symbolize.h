@@ -81,6 +81,15 @@ struct symbolizer {
 	struct jitmap **jitmaps;
 	uint32_t nr_jitmaps, jitmaps_alloc;
 	struct itab jitmap_index;
+	/*
+	 * JIT frames sampled before their perf-map line was written (a JIT
+	 * writes its map through a buffer): named in place once it is.
+	 */
+	struct late_jit {
+		uint32_t location, tgid;
+	} *late_jit;
+	uint32_t nr_late_jit, late_jit_alloc;
+	uint32_t late_jit_passes;
 };
 
 void symbolizer_init(struct symbolizer *s);
@@ -97,9 +106,16 @@ void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, ui
 void symbolizer_track(void *s, const struct sb_event *ev);
 /*
  * After each drain: processes that exited before this time have had all
- * their samples named; debug info unused since the last drain is let go.
+ * their samples named, and are forgotten (returns how many); debug info
+ * unused since the last drain is let go.
  */
-void symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
+uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
+/* After each drain and at the end: names the JIT frames whose perf-map lines came late. */
+void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p);
+/* For profile_fold(): whether process pid has exited and been forgotten. */
+bool symbolizer_process_gone(void *s, uint32_t pid);
+/* After profile_fold(): the profile ids the symbolizer keeps, renumbered. */
+void symbolizer_renumber(struct symbolizer *s, const struct profile_renumbering *r);
 
 /*
  * Location ids for n raw IPs, leaf first, into locs[n]. Callers' return

@@ -52,6 +52,9 @@ char *strbuf_detach(struct strbuf *sb);
 
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed);
 
+/* How many distinct values v[n] holds; sorts v. */
+uint64_t count_distinct_u32(uint32_t *v, size_t n);
+
 /*
  * In an array sorted by a uint64_t key (at offset in each element of size
  * bytes): how many elements have their key at or below key. The last of

@@ -36,6 +36,39 @@ burst_work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
 check "storm: $(share "$burst_work" "$total")% of all burst samples are in main;burst_work (>= 90%)" \
 	within "$(share "$burst_work" "$total")" 90 100
 
+# 1b. Churn: thousands of short processes. What the exited ones leave is
+# folded (their mappings of a file into one, their samples' pids dropped), so
+# the profile grows with programs, not processes; every sample stays, named.
+(for i in $(seq 3000); do "$WL/burst" 1; /bin/true; done) > /dev/null &
+churn=$!
+BG_PIDS+=($churn)
+$BPFPROF -vv -F 999 -d 8 -o "$T/churn.folded" -o "$T/churn.pb.gz" 2> "$T/churn.err"
+kill $churn 2> /dev/null
+folds=$(grep -c '^bpfprof: folded what' "$T/churn.err")
+procs=$(sed -n 's/^bpfprof: \([0-9]*\) processes.*/\1/p' "$T/churn.err")
+if [ "$folds" -ge 1 ] && [ "${procs:-0}" -ge 1000 ]; then
+	ok "churn: what exited processes left was folded $folds time(s); $procs processes counted"
+else
+	not_ok "churn: $folds folds, ${procs:-no} processes counted"; grep -v '^libbpf' "$T/churn.err" | diag /dev/stdin
+fi
+total=$(folded_total "$T/churn.folded")
+go tool pprof -raw "$T/churn.pb.gz" > /dev/null 2> "$T/churn.pprof.err"
+ptotal=$(go tool pprof -top -sample_index=samples "$T/churn.pb.gz" 2> /dev/null |
+	sed -n 's/^Showing nodes accounting for .* of \([0-9]*\) total$/\1/p')
+if [ ! -s "$T/churn.pprof.err" ] && [ -n "$total" ] && [ "$ptotal" = "$total" ]; then
+	ok "churn: go tool pprof reads the folded profile silently, $ptotal samples as in folded"
+else
+	not_ok "churn: pprof $ptotal samples, folded $total"; diag "$T/churn.pprof.err"
+fi
+# Frames in burst's own code: named, or [burst+0x...] if naming failed.
+named=$(sum_matching "$T/churn.folded" '^burst;.*;main(;burst_work)?$')
+unnamed=$(sum_matching "$T/churn.folded" '^burst;.*\[burst\+0x[0-9a-f]*\]$')
+if [ "$named" -gt 500 ] && within "$(share "$named" $((named + unnamed)))" 99 100; then
+	ok "churn: $(share "$named" $((named + unnamed)))% of $((named + unnamed)) samples in burst's own code are named"
+else
+	not_ok "churn: $named named, $unnamed unnamed samples in burst's own code"
+fi
+
 # 2. A long-lived binary deleted during the run, and one replaced by another file.
 cp "$WL/split" "$T/deleted-split"
 cp "$WL/split" "$T/replaced-split"

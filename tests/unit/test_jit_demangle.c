@@ -355,7 +355,7 @@ void test_jit_symbolize(void)
 	uint64_t ips[] = { 0x7f0000001010, 0x7f0000002011, 0x7f0000003001, 0x550000001000 };
 	struct symbolizer s;
 	struct profile p;
-	uint32_t locs[4];
+	uint32_t locs[4], early, late;
 	const struct prof_location *l;
 	const struct prof_function *f;
 
@@ -398,7 +398,8 @@ void test_jit_symbolize(void)
 	      !strcmp(profile_str(&p, f->name), "shapes::Circle::area() const") &&
 	      !strcmp(profile_str(&p, f->system_name), "_ZNK6shapes6Circle4areaEv"),
 	      "jit: a caller's frame, its mangled name demangled");
-	l = &p.locations[locs[2]];
+	early = locs[2];
+	l = &p.locations[early];
 	CHECK(l->kind == FRAME_USER && !l->nlines, "jit: an address the map does not name: unnamed");
 	l = &p.locations[locs[3]];
 	f = l->nlines ? &p.functions[p.lines[l->first_line].function] : NULL;
@@ -409,7 +410,8 @@ void test_jit_symbolize(void)
 	write_text(path, "a", "7f0000003000 40 JS:~late /app/jit.js:30:1\n");
 	ips[0] = 0x7f0000003004;
 	symbolize_user_stack(&s, &p, 4242, 0, ips, 1, locs);
-	CHECK(!p.locations[locs[0]].nlines, "jit: within one drain the map is not read again");
+	late = locs[0];
+	CHECK(!p.locations[late].nlines, "jit: within one drain the map is not read again");
 	symbolizer_new_generation(&s);
 	ips[0] = 0x7f0000003008;
 	symbolize_user_stack(&s, &p, 4242, 0, ips, 1, locs);
@@ -417,6 +419,14 @@ void test_jit_symbolize(void)
 	f = l->nlines ? &p.functions[p.lines[l->first_line].function] : NULL;
 	CHECK(l->kind == FRAME_JIT && f && !strcmp(profile_str(&p, f->name), "late"),
 	      "jit: a later drain reads what the map gained");
+	/* Frames sampled before the map named them (V8 writes it through a buffer). */
+	symbolizer_name_late_jit(&s, &p);
+	l = &p.locations[late];
+	f = l->nlines ? &p.functions[p.lines[l->first_line].function] : NULL;
+	CHECK(l->kind == FRAME_JIT && f && !strcmp(profile_str(&p, f->name), "late") &&
+	      p.locations[early].nlines && p.locations[early].kind == FRAME_JIT,
+	      "jit: frames sampled before their map line are named in place once it comes");
+	CHECK(s.nr_late_jit == 0, "jit: nothing left waiting (%u)", s.nr_late_jit);
 
 	profile_release(&p);
 	symbolizer_release(&s);

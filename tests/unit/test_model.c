@@ -117,6 +117,124 @@ static char *folded(const struct profile *p, bool per_pid)
 	return unit_write(write_folded, p, per_pid, NULL);
 }
 
+static bool pid_over_100(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid >= 100 && pid < 300;
+}
+
+/*
+ * Churn by hand: sh 100 and sh 200 (exited) mapped /bin/sh at different
+ * addresses, sh 300 still runs; 100 also had JIT code; a lost sample.
+ */
+static void build_churn(struct profile *p, uint32_t *l100_work, uint32_t *l200_work)
+{
+	struct prof_mapping m = { 0x1000, 0x2000, 0, 0, 0, 100, false };
+	struct prof_mapping anon = { 0x7000, 0x8000, 0, 0, 0, 100, false };
+	struct prof_line main_line = { 0, 0 }, work_line = { 0, 3 }, jit_line = { 0, 0 };
+	struct prof_sample s = { 0 };
+	uint32_t f[2], m100, m200, m300, ma;
+
+	profile_init(p);
+	m.file = profile_string(p, "/bin/sh");
+	m.build_id = profile_string(p, "aa11");
+	anon.file = profile_string(p, "[anon]");
+	main_line.function = profile_function(p, profile_string(p, "main"), 0, 0);
+	work_line.function = profile_function(p, profile_string(p, "work"), 0, 0);
+	jit_line.function = profile_function(p, profile_string(p, "LazyCompile:js"), 0, 0);
+	m100 = profile_mapping(p, &m);
+	m.start = 0x5000, m.limit = 0x6000, m.pid = 200;
+	m200 = profile_mapping(p, &m);
+	m.start = 0x9000, m.limit = 0xa000, m.pid = 300;
+	m300 = profile_mapping(p, &m);
+	ma = profile_mapping(p, &anon);
+	s.comm = profile_string(p, "sh");
+
+	f[0] = *l100_work = profile_location_add(p, m100, 0x1200, FRAME_USER, &work_line, 1);
+	f[1] = profile_location_add(p, m100, 0x1100, FRAME_USER, &main_line, 1);
+	s.stack = profile_stack(p, f, 2), s.pid = s.tid = 100, s.count = 2;
+	profile_add_sample(p, &s);
+	f[0] = *l200_work = profile_location_add(p, m200, 0x5200, FRAME_USER, &work_line, 1);
+	f[1] = profile_location_add(p, m200, 0x5100, FRAME_USER, &main_line, 1);
+	s.stack = profile_stack(p, f, 2), s.pid = s.tid = 200, s.count = 3;
+	profile_add_sample(p, &s);
+	f[0] = profile_location_add(p, m300, 0x9200, FRAME_USER, &work_line, 1);
+	f[1] = profile_location_add(p, m300, 0x9100, FRAME_USER, &main_line, 1);
+	s.stack = profile_stack(p, f, 2), s.pid = s.tid = 300, s.count = 4;
+	profile_add_sample(p, &s);
+	f[0] = profile_location_add(p, ma, 0x7010, FRAME_JIT, &jit_line, 1);
+	s.stack = profile_stack(p, f, 1), s.pid = s.tid = 100, s.count = 1;
+	profile_add_sample(p, &s);
+	f[0] = profile_special_location(p, "[lost: stack map full]");
+	memset(&s, 0, sizeof(s));
+	s.stack = profile_stack(p, f, 1), s.count = 7;
+	profile_add_sample(p, &s);
+}
+
+void test_fold(void)
+{
+	struct profile_renumbering r;
+	uint32_t l100, l200, i, exited = UINT32_MAX, live = UINT32_MAX, n300 = 0;
+	struct profile p;
+	char *before, *after;
+
+	build_churn(&p, &l100, &l200);
+	before = folded(&p, false);
+	profile_fold(&p, pid_over_100, NULL, false, &r);
+	after = folded(&p, false);
+	expect_text(after, before, "fold: the folded output does not change");
+	CHECK(profile_total(&p) == 17, "fold: every sample kept (%llu)",
+	      (unsigned long long)profile_total(&p));
+	CHECK(r.locations[l100] == r.locations[l200] && r.locations[l100] != ITAB_NONE,
+	      "fold: exited processes' locations of one file at different addresses are one");
+	for (i = 0; i < p.nr_samples; i++) {
+		if (p.samples[i].pid == PROF_PID_EXITED && p.samples[i].count == 5)
+			exited = i;
+		if (p.samples[i].pid == 300)
+			live = i;
+	}
+	CHECK(p.nr_samples == 4 && exited != UINT32_MAX && p.samples[exited].tid == PROF_PID_EXITED,
+	      "fold: exited processes' samples merge, without pid or tid (%u samples)", p.nr_samples);
+	CHECK(live != UINT32_MAX && p.samples[live].count == 4, "fold: a live process keeps its pid");
+	for (i = 1; i < p.nr_mappings; i++)
+		n300 += p.mappings[i].pid == 300;
+	CHECK(p.nr_mappings == 4 && n300 == 1 &&
+	      p.mappings[p.locations[r.locations[l100]].mapping].pid == 0 &&
+	      p.mappings[p.locations[r.locations[l100]].mapping].start == 0x1000,
+	      "fold: one mapping for the file, at the first one's addresses; the live and anonymous "
+	      "ones stay (%u mappings)", p.nr_mappings);
+	CHECK(p.locations[r.locations[l200]].address == 0x1200,
+	      "fold: an address moves with its mapping");
+	free(after);
+	after = unit_write(write_pprof, &p, false, NULL);
+	CHECK(after != NULL, "fold: the folded profile writes as pprof");
+	free(after);
+	profile_renumbering_release(&r);
+	/* Folding again changes nothing. */
+	profile_fold(&p, pid_over_100, NULL, false, &r);
+	after = folded(&p, false);
+	CHECK(p.nr_samples == 4 && p.nr_mappings == 4 && p.nr_locations == 6,
+	      "fold: folding twice is folding once (%u locations)", p.nr_locations);
+	expect_text(after, before, "fold: the output after folding twice");
+	free(after);
+	profile_renumbering_release(&r);
+	profile_release(&p);
+	free(before);
+
+	/* --per-pid: exited processes share locations and stacks, and keep their pids. */
+	build_churn(&p, &l100, &l200);
+	before = folded(&p, true);
+	profile_fold(&p, pid_over_100, NULL, true, &r);
+	after = folded(&p, true);
+	expect_text(after, before, "fold: the --per-pid output does not change");
+	CHECK(p.nr_samples == 5 && r.locations[l100] == r.locations[l200],
+	      "fold: with pids kept, samples stay apart and locations are shared");
+	free(before);
+	free(after);
+	profile_renumbering_release(&r);
+	profile_release(&p);
+}
+
 void test_folded(void)
 {
 	struct profile p;
