@@ -34,10 +34,9 @@ void symbolizer_init(struct symbolizer *s)
 	s->vdso.err = load_vdso(&s->vdso);
 }
 
-static void symfile_free(struct symfile *f)
+/* What the file's reading made: symbols, debug info, CFI. */
+static void symfile_unload(struct symfile *f)
 {
-	if (f->fd >= 0)
-		close(f->fd);
 	if (f->cfi)
 		dwarf_cfi_end(f->cfi);
 	if (f->cfi_dwarf)
@@ -54,6 +53,19 @@ static void symfile_free(struct symfile *f)
 	elf_symtab_release(&f->debug_syms);
 	dwarf_index_free(f->dwarf);
 	free(f->debug_path);
+	f->cfi = f->debug_cfi = NULL;
+	f->cfi_dwarf = NULL;
+	f->cfi_elf = f->debug_cfi_elf = NULL;
+	f->cfi_fd = f->debug_cfi_fd = -1;
+	f->dwarf = NULL;
+	f->debug_path = NULL;
+}
+
+static void symfile_free(struct symfile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	symfile_unload(f);
 	free(f->path);
 }
 
@@ -95,6 +107,47 @@ void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, ui
 		open_files_of(s, s->procs.procs[i]);
 }
 
+/* A file no known process has mapped for this many drains in a row lets its symbols go. */
+#define RELEASE_AFTER_DRAINS 10
+
+/*
+ * Programs that ran for a while (a compiler's, a test's) leave no process
+ * that maps their files: what was read of those goes, so a long run's
+ * memory follows what runs now, not everything that ever ran.
+ */
+static void release_unmapped_files(struct symbolizer *s)
+{
+	uint32_t i;
+	size_t j, k;
+
+	for (i = 0; i < s->nr_files; i++)
+		s->files[i]->in_use = false;
+	for (i = 0; i < s->procs.nr; i++) {
+		const struct proc *proc = s->procs.procs[i];
+
+		for (j = 0; j < proc->nr_images; j++)
+			for (k = 0; k < proc->images[j].nr_maps; k++)
+				if (proc->images[j].maps[k].file >= 0)
+					s->files[proc->images[j].maps[k].file]->in_use = true;
+	}
+	for (i = 0; i < s->nr_files; i++) {
+		struct symfile *f = s->files[i];
+
+		/* Open and not read yet: nothing to let go. */
+		if (f->in_use || f->released || f->fd >= 0) {
+			f->unused_drains = 0;
+			continue;
+		}
+		if (++f->unused_drains < RELEASE_AFTER_DRAINS)
+			continue;
+		debug("symbols of '%s' let go: no process has mapped it for %d drains", f->path,
+		      RELEASE_AFTER_DRAINS);
+		symfile_unload(f);
+		f->released = true;
+		f->err = 0;
+	}
+}
+
 uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 {
 	uint32_t i, pruned = procs_prune(&s->procs, ns);
@@ -102,6 +155,7 @@ uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 	/* Once a drain: debug info no lookup needed since the last one is let go. */
 	for (i = 0; i < s->nr_files; i++)
 		dwarf_index_trim(s->files[i]->dwarf);
+	release_unmapped_files(s);
 	return pruned;
 }
 
@@ -446,6 +500,31 @@ static bool mapped_eq(const void *owner, const void *key, uint32_t idx)
 	       !memcmp(a->build_id, b->build_id, b->build_id_size);
 }
 
+static void revive(struct symbolizer *s, struct symfile *f, uint32_t tgid, int fd)
+{
+	debug("'%s' mapped again: its symbols are read again", f->path);
+	f->fd = fd;
+	f->tgid = tgid;
+	f->released = false;
+	f->unused_drains = 0;
+	s->open_files++;
+	if (s->open_files > MAX_OPEN_FILES)
+		read_symbols(s, f);
+}
+
+static struct symfile *reopen(struct symbolizer *s, uint32_t tgid, struct proc_map *m,
+			      struct symfile *f)
+{
+	int fd;
+
+	if (!f->released)
+		return f;
+	if ((fd = open_in_process(&s->procs, tgid, m)) < 0)
+		return NULL;
+	revive(s, f, tgid, fd);
+	return f;
+}
+
 /* Opens the mapped file, or finds it among those open by what fstat says. */
 static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
 {
@@ -471,8 +550,11 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
 	key.ino = st.st_ino;
 	idx = itab_find(&s->file_index, hash_mix(key.dev, key.ino), file_eq, s, &key);
 	if (idx != ITAB_NONE) {
-		close(fd);
 		f = s->files[idx];
+		if (f->released)
+			revive(s, f, tgid, fd);
+		else
+			close(fd);
 	} else {
 		f = new_symfile(s, tgid, fd, m->path, &st);
 		ALLOC_GROW(s->files, s->nr_files + 1, s->files_alloc);
@@ -498,6 +580,11 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
  * kernel names as one already open (by build ID, or device and inode) is
  * not opened again: every process maps libc.
  */
+/*
+ * A file whose symbols were let go, mapped again: opened again as this
+ * process sees it (it maps the file now), to be read when a frame needs it.
+ */
+
 static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
 {
 	struct mapped_file k;
@@ -506,12 +593,12 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 	uint32_t idx;
 
 	if (m->file >= 0)
-		return s->files[m->file];
+		return reopen(s, tgid, m, s->files[m->file]);
 	keyed = mapped_key(m, &k);
 	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
 			     ITAB_NONE) {
 		m->file = s->mapped[idx].file;
-		return s->files[m->file];
+		return reopen(s, tgid, m, s->files[m->file]);
 	}
 	f = open_file(s, tgid, m);
 	if (f && keyed) {

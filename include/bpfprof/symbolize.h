@@ -55,6 +55,13 @@ struct symfile {
 	Elf *cfi_elf, *debug_cfi_elf;
 	Dwarf *cfi_dwarf;
 	Dwarf_CFI *cfi, *debug_cfi;
+	/*
+	 * Symbols, debug info and CFI are let go once no process we know of
+	 * has mapped the file for a while, and read again if one maps it.
+	 */
+	bool released;
+	bool in_use;		/* mapped by a known process at the last check */
+	uint32_t unused_drains;	/* checks in a row it was not */
 };
 
 struct symbolizer {

@@ -69,6 +69,24 @@ else
 	not_ok "churn: $named named, $unnamed unnamed samples in burst's own code"
 fi
 
+# 1c. A program that ran and ended: once no process has mapped its file for 10
+# drains, its symbols go; when it runs again they are read again.
+cp "$WL/burst" "$T/again-burst"
+(sleep 0.3; "$T/again-burst" 300; sleep 2.5; "$T/again-burst" 300) > /dev/null &
+BG_PIDS+=($!)
+$BPFPROF -vv -F 999 -d 4 --interval 0.1 -o "$T/again.folded" 2> "$T/again.err"
+named=$(sum_matching "$T/again.folded" '^again-burst;.*;main;burst_work$')
+unnamed=$(sum_matching "$T/again.folded" '^again-burst;.*\[again-burst\+0x[0-9a-f]*\]$')
+if grep -q "^bpfprof: symbols of '.*again-burst' let go" "$T/again.err" &&
+	grep -q "^bpfprof: '.*again-burst' mapped again" "$T/again.err"; then
+	ok "a file no process maps any more lets its symbols go, and is read again when mapped again"
+else
+	not_ok "no letting go and reading again of again-burst's symbols"; grep again-burst "$T/again.err" | diag /dev/stdin
+fi
+# Each run is some 300 samples in burst_work: both named.
+check "both runs named: $named samples in main;burst_work (> 450), $unnamed unnamed" \
+	[ "$named" -gt 450 ] && [ "$unnamed" = 0 ]
+
 # 2. A long-lived binary deleted during the run, and one replaced by another file.
 cp "$WL/split" "$T/deleted-split"
 cp "$WL/split" "$T/replaced-split"
