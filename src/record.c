@@ -401,8 +401,9 @@ static int sample_loop(struct session *ss, uint64_t start)
 			note_first_samples(ss);
 			/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
 			if (verbose >= 2)
-				debug("drain: profile %zu KiB: %u samples, %u stacks, %u locations, "
-				      "%u mappings", profile_bytes(ss->coll.profile) >> 10,
+				debug("drain: profile %zu KiB (indexes %zu KiB): %u samples, %u stacks, "
+				      "%u locations, %u mappings", profile_bytes(ss->coll.profile) >> 10,
+				      profile_index_bytes(ss->coll.profile) >> 10,
 				      ss->coll.profile->nr_samples, ss->coll.profile->nr_stacks,
 				      ss->coll.profile->nr_locations, ss->coll.profile->nr_mappings);
 			while (next_drain <= now)

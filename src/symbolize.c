@@ -133,8 +133,7 @@ static void release_unmapped_files(struct symbolizer *s)
 	for (i = 0; i < s->nr_files; i++) {
 		struct symfile *f = s->files[i];
 
-		/* Open and not read yet: nothing to let go. */
-		if (f->in_use || f->released || f->fd >= 0) {
+		if (f->in_use || f->released) {
 			f->unused_drains = 0;
 			continue;
 		}
@@ -142,6 +141,12 @@ static void release_unmapped_files(struct symbolizer *s)
 			continue;
 		debug("symbols of '%s' let go: no process has mapped it for %d drains", f->path,
 		      RELEASE_AFTER_DRAINS);
+		/* Never read (no frame needed it): only its descriptor to let go. */
+		if (f->fd >= 0) {
+			close(f->fd);
+			f->fd = -1;
+			s->open_files--;
+		}
 		symfile_unload(f);
 		f->released = true;
 		f->err = 0;
@@ -500,6 +505,7 @@ static bool mapped_eq(const void *owner, const void *key, uint32_t idx)
 	       !memcmp(a->build_id, b->build_id, b->build_id_size);
 }
 
+/* A file whose symbols were let go, mapped again: read again when a frame needs it. */
 static void revive(struct symbolizer *s, struct symfile *f, uint32_t tgid, int fd)
 {
 	debug("'%s' mapped again: its symbols are read again", f->path);
@@ -510,19 +516,6 @@ static void revive(struct symbolizer *s, struct symfile *f, uint32_t tgid, int f
 	s->open_files++;
 	if (s->open_files > MAX_OPEN_FILES)
 		read_symbols(s, f);
-}
-
-static struct symfile *reopen(struct symbolizer *s, uint32_t tgid, struct proc_map *m,
-			      struct symfile *f)
-{
-	int fd;
-
-	if (!f->released)
-		return f;
-	if ((fd = open_in_process(&s->procs, tgid, m)) < 0)
-		return NULL;
-	revive(s, f, tgid, fd);
-	return f;
 }
 
 /* Opens the mapped file, or finds it among those open by what fstat says. */
@@ -580,11 +573,6 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
  * kernel names as one already open (by build ID, or device and inode) is
  * not opened again: every process maps libc.
  */
-/*
- * A file whose symbols were let go, mapped again: opened again as this
- * process sees it (it maps the file now), to be read when a frame needs it.
- */
-
 static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
 {
 	struct mapped_file k;
@@ -592,13 +580,17 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 	bool keyed;
 	uint32_t idx;
 
+	/*
+	 * A file let go is opened again as this process sees it (it maps the
+	 * file now): the same file, or another with the same build ID.
+	 */
 	if (m->file >= 0)
-		return reopen(s, tgid, m, s->files[m->file]);
+		return s->files[m->file]->released ? open_file(s, tgid, m) : s->files[m->file];
 	keyed = mapped_key(m, &k);
 	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
 			     ITAB_NONE) {
 		m->file = s->mapped[idx].file;
-		return reopen(s, tgid, m, s->files[m->file]);
+		return s->files[m->file]->released ? open_file(s, tgid, m) : s->files[m->file];
 	}
 	f = open_file(s, tgid, m);
 	if (f && keyed) {
@@ -835,7 +827,7 @@ static struct prof_line jit_line(struct profile *p, const struct jitmap *j,
 	return line;
 }
 
-/* Late JIT frames wait at most this many at once; the oldest are named [anon+0x...]. */
+/* Late JIT frames wait at most this many at once; past that they stay [anon+0x...]. */
 #define MAX_LATE_JIT 16384
 
 void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p)

@@ -4,15 +4,18 @@
 # make soak: bpfprof for SOAK_MINUTES (default 10) at 999 Hz over the whole
 # machine while processes come and go without pause (short programs forking
 # and exec'ing) beside a steady busy one. Each minute: bpfprof's RSS, the
-# part of it that is the profile (-vv says at each drain) and the rest, open
-# fds, its BPF maps (how many, their bytes, the entries in the counts and
-# stack maps and in proc_gen). The profile grows with every new process (its
-# mappings, locations, samples: pprof keeps them per process), and every
-# file a process maps stays open for the run, once, with its symbols: on a
-# busy machine new programs add to both. Everything else must not grow. Fails
-# if the rest of RSS, the fds other than files or the map bytes move more than
-# 10 % from the first minute's, if a file is open twice, or if any sample is
-# lost. Run it on an otherwise idle machine: others' new programs show.
+# part of it that is the profile and the profile's distinct stacks (-vv
+# says at each drain), the rest of RSS, open fds, its BPF maps (how many,
+# their bytes, the entries in proc_gen).
+#
+# What exited processes leave in the profile is folded (one mapping per
+# file, no pids) and files no process maps any more let their symbols go,
+# so memory follows what is distinct, not how many processes ran: the
+# profile grows only with its distinct stacks (fork, exec and exit take
+# ever new kernel paths). Fails if the rest of RSS, the profile's bytes per
+# distinct stack (its indexes apart: their capacity doubles), the fds other than files or the map bytes move more than
+# 10 % from the first minute's, if a file is open twice, or if any sample
+# is lost. Run it on an otherwise idle machine: others' new programs show.
 #
 # usage: O=build SOAK_MINUTES=10 tests/soak.sh   (root)
 set -u
@@ -47,14 +50,16 @@ BG_PIDS+=($prof)
 # entries MAP_ID: how many keys a map holds.
 entries() { bpftool -j map dump id "$1" 2> /dev/null | grep -o '"key":' | wc -l; }
 
-row() { printf '%-6s %9s %11s %9s %5s %5s %5s %5s %9s %7s %7s %9s\n' "$@"; }
-row minute "RSS KiB" "profile KiB" "rest KiB" fds files other maps "maps KiB" counts stacks proc_gen |
+row() { printf '%-6s %9s %11s %8s %7s %9s %5s %5s %5s %5s %9s %9s\n' "$@"; }
+row minute "RSS KiB" "profile KiB" stacks "B/stack" "rest KiB" fds files other maps "maps KiB" proc_gen |
 	tee "$T/table"
 for m in $(seq 1 "$MINUTES"); do
 	sleep $((m * 60 - $(ps -o etimes= -p $prof)))
 	kill -0 $prof 2> /dev/null || break
 	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$prof/status)
-	profile=$(sed -n 's/^bpfprof: drain: profile \([0-9]*\) KiB.*/\1/p' "$T/soak.err" | tail -1)
+	read -r profile index nstacks < <(sed -n \
+		's/^bpfprof: drain: profile \([0-9]*\) KiB (indexes \([0-9]*\) KiB): [0-9]* samples, \([0-9]*\) stacks.*/\1 \2 \3/p' \
+		"$T/soak.err" | tail -1)
 	fds=$(ls /proc/$prof/fd | wc -l)
 	# Files by device and inode (one open twice is a leak), with their names.
 	for fd in /proc/$prof/fd/*; do
@@ -63,23 +68,22 @@ for m in $(seq 1 "$MINUTES"); do
 	done 2> /dev/null | sort > "$T/files.$m"
 	files=$(wc -l < "$T/files.$m")
 	ids=$(cat /proc/$prof/fdinfo/* 2> /dev/null | sed -n 's/^map_id:\s*//p' | sort -un)
-	maps=0 bytes=0 counts=0 stacks=0 gen=0
+	maps=0 bytes=0 gen=0
 	for id in $ids; do
 		line=$(bpftool map show id "$id" | tr '\n' ' ')
 		maps=$((maps + 1))
 		bytes=$((bytes + $(echo "$line" | sed -n 's/.*memlock \([0-9]*\)B.*/\1/p')))
-		case $line in
-		*" name counts"[01]" "*) counts=$((counts + $(entries "$id"))) ;;
-		*" name stacks"[01]" "*) stacks=$((stacks + $(entries "$id"))) ;;
-		*" name proc_gen "*) gen=$(entries "$id") ;;
-		esac
+		case $line in *" name proc_gen "*) gen=$(entries "$id") ;; esac
 	done
-	row "$m" "$rss" "$profile" $((rss - profile)) "$fds" "$files" $((fds - files)) "$maps" \
-		$((bytes / 1024)) "$counts" "$stacks" "$gen" | tee -a "$T/table"
+	# Bytes per stack but the indexes, whose capacity doubles as they fill.
+	row "$m" "$rss" "$profile" "$nstacks" $(((profile - index) * 1024 / (nstacks ? nstacks : 1))) \
+		$((rss - profile)) "$fds" "$files" $((fds - files)) "$maps" $((bytes / 1024)) "$gen" |
+		tee -a "$T/table"
 done
 wait $prof
 rc=$?
-grep -v '^libbpf: \|^bpfprof: drain: \|^bpfprof: timing: ' "$T/soak.err"
+grep -v '^libbpf: \|^bpfprof: drain: \|^bpfprof: timing: \|^bpfprof: folded \|let go\|mapped again' "$T/soak.err"
+echo "soak: the profile was folded $(grep -c '^bpfprof: folded ' "$T/soak.err") times; $(grep -c 'let go: no process' "$T/soak.err") files' symbols let go, $(grep -c 'mapped again' "$T/soak.err") read again"
 
 fail=0
 # flat COLUMN NAME: every minute's value within 10 % of the first minute's.
@@ -89,9 +93,10 @@ flat() {
 		END { printf "soak: %s moved at most %.1f %% from the first minute'"'"'s %s\n", name, 100 * m, base
 		      exit m > 0.10 }' "$T/table"
 }
-flat 4 "RSS but the profile (KiB)" || fail=1
-flat 7 "fds other than files" || fail=1
-flat 9 "BPF map bytes (KiB)" || fail=1
+flat 6 "RSS but the profile (KiB)" || fail=1
+flat 5 "profile bytes per distinct stack (indexes apart)" || fail=1
+flat 9 "fds other than files" || fail=1
+flat 11 "BPF map bytes (KiB)" || fail=1
 last=$(ls "$T"/files.* | sort -t. -k2 -n | tail -1)
 twice=$(for f in "$T"/files.*; do cut -d' ' -f1 "$f" | uniq -d; done | head -3)
 if [ -n "$twice" ]; then
@@ -101,7 +106,7 @@ fi
 echo "soak: files open at the end and not after the first minute (programs that ran meanwhile):"
 comm -13 <(cut -d' ' -f2- "$T/files.1" | sort) <(cut -d' ' -f2- "$last" | sort) | sed 's/^/soak:   /'
 
-awk 'NR == 2 { r = $2; p = $3 } END { printf "soak: RSS grew %d KiB in %d minutes, the profile %d KiB of it\n", $2 - r, NR - 2, $3 - p }' "$T/table"
+awk 'NR == 2 { r = $2; p = $3; s = $4 } END { printf "soak: RSS grew %d KiB in %d minutes, the profile %d KiB of it, with %d more distinct stacks\n", $2 - r, NR - 2, $3 - p, $4 - s }' "$T/table"
 rows=$(($(wc -l < "$T/table") - 1))
 if [ "$rows" != "$MINUTES" ]; then
 	echo "soak: bpfprof ended before minute $((rows + 1)) (exit $rc)"

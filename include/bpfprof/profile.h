@@ -130,6 +130,8 @@ void profile_init(struct profile *p);
 void profile_release(struct profile *p);
 /* About the memory it keeps resident: the bytes its arrays use and its indexes hold. */
 size_t profile_bytes(const struct profile *p);
+/* The part of it that is indexes, whose capacity doubles as they fill. */
+size_t profile_index_bytes(const struct profile *p);
 
 static inline uint32_t profile_string(struct profile *p, const char *s)
 {
