@@ -13,13 +13,11 @@ void profile_init(struct profile *p)
 	p->nr_mappings = p->mappings_alloc = 1;
 }
 
-void profile_release(struct profile *p)
+/* What profile_fold() builds again: everything but strings, functions and cgroups. */
+static void release_rebuilt(struct profile *p)
 {
-	strtab_release(&p->strings);
 	free(p->mappings);
 	itab_release(&p->mapping_index);
-	free(p->functions);
-	itab_release(&p->function_index);
 	free(p->locations);
 	itab_release(&p->location_index);
 	free(p->lines);
@@ -28,6 +26,14 @@ void profile_release(struct profile *p)
 	itab_release(&p->stack_index);
 	free(p->samples);
 	itab_release(&p->sample_index);
+}
+
+void profile_release(struct profile *p)
+{
+	strtab_release(&p->strings);
+	release_rebuilt(p);
+	free(p->functions);
+	itab_release(&p->function_index);
 	free(p->cgroups);
 	itab_release(&p->cgroup_index);
 	free(p->command_line);
@@ -466,16 +472,7 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 	free(f.files);
 	itab_release(&f.file_index);
 
-	free(p->mappings);
-	itab_release(&p->mapping_index);
-	free(p->locations);
-	itab_release(&p->location_index);
-	free(p->lines);
-	free(p->frames);
-	free(p->stacks);
-	itab_release(&p->stack_index);
-	free(p->samples);
-	itab_release(&p->sample_index);
+	release_rebuilt(p);
 	*p = q;
 	r->mappings = f.mapping_to;
 	r->locations = f.location_to;
