@@ -166,6 +166,18 @@ struct {
 	__uint(max_entries, 1);
 } fallback_scratch SEC(".maps");
 
+/* Whose sample a ring buffer record is. */
+static __always_inline void fill_head(struct record_head *h, __u32 kind, const struct sample_key *key)
+{
+	h->kind = kind;
+	h->tgid = key->tgid;
+	h->pid = key->pid;
+	h->gen = key->gen;
+	h->cgroup_id = key->cgroup_id;
+	__builtin_memcpy(h->comm, key->comm, sizeof(h->comm));
+	h->cpu = bpf_get_smp_processor_id();
+}
+
 /* A stack's bytes as a count of frames, within 0..BPFPROF_MAX_DEPTH. */
 static __always_inline __u32 frames_in(long bytes)
 {
@@ -190,17 +202,11 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	r = bpf_map_lookup_elem(&fallback_scratch, &zero);
 	if (!r)
 		return;
-	r->kind = RECORD_FALLBACK;
-	r->tgid = key->tgid;
-	r->pid = key->pid;
-	r->gen = key->gen;
-	r->cgroup_id = key->cgroup_id;
-	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
-	r->cpu = bpf_get_smp_processor_id();
+	fill_head(&r->head, RECORD_FALLBACK, key);
 	r->cause = cause;
-	r->kstack_bytes = kernel_stacks && !user_mode
+	r->head.kstack_bytes = kernel_stacks && !user_mode
 		? bpf_get_stack(ctx, r->ips, BPFPROF_MAX_DEPTH * sizeof(__u64), 0) : -EFAULT;
-	nk = frames_in(r->kstack_bytes);
+	nk = frames_in(r->head.kstack_bytes);
 	/* The bound again, where the verifier sees it (the compiler moves C checks). */
 	_Static_assert(BPFPROF_MAX_DEPTH == 0x7f, "the mask below is BPFPROF_MAX_DEPTH");
 	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
@@ -260,15 +266,9 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 		st->v[STAT_LOST_DWARF]++;
 		return;
 	}
-	r->kind = RECORD_DWARF;
-	r->tgid = key->tgid;
-	r->pid = key->pid;
-	r->gen = key->gen;
-	r->cgroup_id = key->cgroup_id;
-	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
-	r->cpu = bpf_get_smp_processor_id();
+	fill_head(&r->head, RECORD_DWARF, key);
 	/* Interrupted in user mode, the kernel has no stack to give: don't ask. */
-	r->kstack_bytes = !kernel_stacks ? -EFAULT :
+	r->head.kstack_bytes = !kernel_stacks ? -EFAULT :
 			  user_mode ? 0 : bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
 	r->ip = r->sp = r->bp = 0;
 	if (user_stacks && task->mm) {

@@ -221,6 +221,17 @@ static uint32_t frames_in(int32_t bytes)
 	return n < BPFPROF_MAX_DEPTH ? n : BPFPROF_MAX_DEPTH;
 }
 
+/* A record's sample, stacks apart. */
+static void head_sample(const struct record_head *h, struct raw_sample *rs)
+{
+	rs->tgid = h->tgid;
+	rs->pid = h->pid;
+	rs->gen = h->gen;
+	rs->cgroup_id = h->cgroup_id;
+	memcpy(rs->comm, h->comm, sizeof(rs->comm));
+	rs->count = 1;
+}
+
 static void on_dwarf_record(struct sampler *s, const struct dwarf_record *r, size_t size)
 {
 	struct raw_user_state user = { r->ip, r->sp, r->bp, r->stack, r->stack_bytes };
@@ -229,15 +240,11 @@ static void on_dwarf_record(struct sampler *s, const struct dwarf_record *r, siz
 	if (size < offsetof(struct dwarf_record, stack) + r->stack_bytes)
 		return;
 	s->stats.received++;
-	rs.tgid = r->tgid;
-	rs.pid = r->pid;
-	rs.gen = r->gen;
-	rs.cgroup_id = r->cgroup_id;
-	memcpy(rs.comm, r->comm, sizeof(rs.comm));
+	head_sample(&r->head, &rs);
 	rs.kstack.ips = (const uint64_t *)r->kstack;
-	rs.kstack.n = r->kstack_bytes > 0 ? stack_depth(rs.kstack.ips, r->kstack_bytes / 8) : 0;
+	rs.kstack.n = r->head.kstack_bytes > 0
+		? stack_depth(rs.kstack.ips, r->head.kstack_bytes / 8) : 0;
 	rs.user = r->ip ? &user : NULL;
-	rs.count = 1;
 	s->on_sample(s->ctx, &rs);
 }
 
@@ -247,7 +254,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct fallback_record *r = data;
 	struct raw_sample rs = { 0 };
 
-	if (size >= sizeof(uint32_t) && r->kind == RECORD_DWARF) {
+	if (size >= sizeof(uint32_t) && r->head.kind == RECORD_DWARF) {
 		if (size >= offsetof(struct dwarf_record, stack))
 			on_dwarf_record(s, data, size);
 		return 0;
@@ -256,7 +263,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	/* __u64 and uint64_t are the same width but distinct types. */
 	rs.kstack.ips = (const uint64_t *)r->ips;
-	rs.kstack.n = frames_in(r->kstack_bytes);
+	rs.kstack.n = frames_in(r->head.kstack_bytes);
 	rs.ustack.ips = rs.kstack.ips + rs.kstack.n;
 	rs.ustack.n = frames_in(r->ustack_bytes);
 	if (size < offsetof(struct fallback_record, ips) + (rs.kstack.n + rs.ustack.n) * 8)
@@ -264,12 +271,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	rs.kstack.n = stack_depth(rs.kstack.ips, rs.kstack.n);
 	rs.ustack.n = stack_depth(rs.ustack.ips, rs.ustack.n);
 	s->stats.received++;
-	rs.tgid = r->tgid;
-	rs.pid = r->pid;
-	rs.gen = r->gen;
-	rs.cgroup_id = r->cgroup_id;
-	memcpy(rs.comm, r->comm, sizeof(rs.comm));
-	rs.count = 1;
+	head_sample(&r->head, &rs);
 	s->on_sample(s->ctx, &rs);
 	return 0;
 }

@@ -40,21 +40,26 @@ enum record_kind {
 	RECORD_DWARF = 2,	/* struct dwarf_record */
 };
 
-/*
- * A sample sent whole, stacks copied, when the maps could not take it. Sent
- * only as long as its stacks are: ips[] holds the kernel stack's
- * kstack_bytes, then the user stack's ustack_bytes (each 0 if negative).
- */
-struct fallback_record {
-	__u32 kind;		/* RECORD_FALLBACK */
+/* What every ring buffer record starts with: whose sample it is. */
+struct record_head {
+	__u32 kind;		/* enum record_kind */
 	__u32 tgid;
 	__u32 pid;
 	__u32 gen;
 	__u64 cgroup_id;
 	char comm[BPFPROF_COMM_LEN];
 	__u32 cpu;
-	__u32 cause;		/* enum fallback_cause */
 	__s32 kstack_bytes;	/* bytes of kernel stack, or a negative error */
+};
+
+/*
+ * A sample sent whole, stacks copied, when the maps could not take it. Sent
+ * only as long as its stacks are: ips[] holds the kernel stack's
+ * kstack_bytes, then the user stack's ustack_bytes (each 0 if negative).
+ */
+struct fallback_record {
+	struct record_head head;	/* kind RECORD_FALLBACK */
+	__u32 cause;		/* enum fallback_cause */
 	__s32 ustack_bytes;
 	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
@@ -70,14 +75,7 @@ struct fallback_record {
  * stack_bytes of it, from sp up.
  */
 struct dwarf_record {
-	__u32 kind;		/* RECORD_DWARF */
-	__u32 tgid;
-	__u32 pid;
-	__u32 gen;
-	__u64 cgroup_id;
-	char comm[BPFPROF_COMM_LEN];
-	__u32 cpu;
-	__s32 kstack_bytes;	/* bytes filled in kstack, or negative error */
+	struct record_head head;	/* kind RECORD_DWARF; kstack_bytes filled in kstack */
 	__u64 kstack[BPFPROF_MAX_DEPTH];
 	__u64 ip, sp, bp;	/* user registers; ip 0: no user context (kernel thread) */
 	__u32 stack_bytes;	/* bytes of stack copied */
