@@ -5,20 +5,32 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bpfprof/dwarf.h"
 #include "bpfprof/elf.h"
+#include "bpfprof/intern.h"
 #include "bpfprof/util.h"
 
 #define NO_NODE UINT32_MAX
+/*
+ * libdw is begun again once the units indexed through it had this many
+ * line table rows (some 50 bytes each to libdw, and ours by then). Not
+ * after each unit: it reads the headers of all the units before the one
+ * asked for again, some 1.5 ms for libc's.
+ */
+#define DWARF_ROWS_PER_BEGIN 8192
+#define LINE_END UINT32_MAX	/* a row that ends a sequence: no line from its address on */
 
-/* A function, or a call inlined into one, that has code. */
+/* A function, or a call inlined into one, that has code; names in the index's strings. */
 struct dw_node {
-	const char *name;
-	const char *call_file;	/* inlined calls: where the caller makes the call */
+	uint32_t name;		/* 0: none */
+	uint32_t call_file;	/* inlined calls: where the caller makes the call; 0: none */
 	uint32_t call_line;
 	uint32_t parent;	/* the node it is inlined into; NO_NODE: a function */
 };
@@ -35,47 +47,73 @@ struct dw_range {
 	uint32_t idx;
 };
 
-/* A file name as libdw has it, and joined to an absolute build directory. */
-struct dw_file {
-	const char *raw;
-	char *joined;		/* NULL: raw is the name */
+/* A line table row, as libdw sorts them; rows that repeat the one before are left out. */
+struct dw_line {
+	uint64_t addr;
+	uint32_t file;		/* in the index's strings; 0: none */
+	uint32_t line;		/* 0 when unknown; LINE_END */
 };
 
+/*
+ * What lookups in a unit need, copied out of libdw when the unit is first
+ * looked up: libdw, and the debug sections it reads, can then be let go.
+ */
 struct dw_unit {
-	Dwarf_Die die;
-	Dwarf_Off offset;
+	Dwarf_Off offset;	/* its DIE's, in .debug_info */
 	bool indexed;
 	struct dw_node *nodes;
 	uint32_t nr_nodes;
 	struct dw_range *ranges;
 	size_t nr_ranges;
-	struct dw_file *files;	/* by raw's address */
-	size_t nr_files;
+	struct dw_line *lines;
+	size_t nr_lines;
 };
 
 struct dwarf_index {
-	int fd;			/* ours: libelf reads the file as libdw needs it */
-	Elf *elf;
-	void **copies;		/* sections given a NUL at their end (terminate_sections) */
-	size_t nr_copies;
-	Dwarf *dw;		/* NULL until the first lookup, or if libdw refused it */
+	int fd;			/* ours: the sections are read from it again after a trim */
+	struct stat st;		/* the file as its units were read */
+	unsigned char *image;	/* an ELF image of the debug sections libdw needs, inflated */
+	Elf *elf;		/* over image; NULL when let go */
+	Dwarf *dw;		/* over elf; NULL until units are read or indexed */
+	size_t dw_rows;		/* line table rows libdw read since it began */
 	bool units_read;
-	bool used;		/* looked up since the last dwarf_index_trim() */
-	uint32_t idle;		/* trims in a row without a lookup */
-	uint32_t patience;	/* idle trims before letting go; doubles each time */
+	bool failed;		/* the sections could not be read, or are not the units' any more */
+	bool used;		/* the sections were read from since the last dwarf_index_trim() */
+	uint32_t idle;		/* trims in a row without */
+	uint32_t patience;	/* idle trims before letting the sections go; doubles each time */
 	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
 	size_t nr_units;
 	struct dw_range *ranges;	/* unit ranges */
 	size_t nr_ranges;
+	struct dw_range *aranges;	/* .debug_aranges', for addresses no unit claims */
+	size_t nr_aranges;
+	struct strtab strings;	/* names and file names */
 };
 
-static bool is_debug_section(const char *name)
+/*
+ * The sections libdw needs for units, their ranges, names, inlined calls
+ * and lines. Not locations (.debug_loclists is libc's second biggest),
+ * call frames, macros nor type units: they are never read.
+ */
+static const char *const wanted_sections[] = {
+	"info", "abbrev", "str", "str_offsets", "line", "line_str", "addr", "ranges", "rnglists",
+	"aranges",
+};
+
+/* Its index in wanted_sections, or -1. */
+static int wanted_section(const char *name)
 {
-	return !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8) ||
-	       !strncmp(name, ".gnu.debuglto_.debug_", 21);
+	const char *base = !strncmp(name, ".debug_", 7) ? name + 7 :
+			   !strncmp(name, ".zdebug_", 8) ? name + 8 : NULL;
+	size_t i;
+
+	for (i = 0; base && i < ARRAY_SIZE(wanted_sections); i++)
+		if (!strcmp(base, wanted_sections[i]))
+			return i;
+	return -1;
 }
 
-/* An unsigned field of the file's byte order, of 4 or 8 bytes. */
+/* An unsigned field of size bytes, in the file's byte order. */
 static uint64_t field(const unsigned char *p, int size, bool big_endian)
 {
 	uint64_t v = 0;
@@ -86,53 +124,79 @@ static uint64_t field(const unsigned char *p, int size, bool big_endian)
 	return v;
 }
 
+static void put_field(unsigned char *p, int size, uint64_t v, bool big_endian)
+{
+	int i;
+
+	for (i = 0; i < size; i++)
+		p[big_endian ? size - 1 - i : i] = v >> (8 * i);
+}
+
+/* Where a section's bytes are in the file, and how many libdw reads. */
+struct scn_bytes {
+	uint64_t offset, len;	/* in the file, past a compression header */
+	uint64_t size;		/* inflated, or len */
+	bool compressed;
+	bool zlib;		/* compressed, and in a way we inflate */
+};
+
 /*
- * What libdw will hold of a section: its bytes, and as many again inflated
- * if compressed. The inflated size is read from the section's first bytes
- * alone: libelf's gelf_getchdr() would read the whole section for it, some
- * 4 MB for libc's debug file, for every such file mapped.
+ * The inflated size is read from the section's first bytes alone: libelf's
+ * gelf_getchdr() would read the whole section for it, some 4 MB for libc's
+ * debug file, for every such file mapped.
  */
-static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name, uint64_t *bytes)
+static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name,
+			 struct scn_bytes *b)
 {
 	const char *ident = elf_getident(elf, NULL);
 	bool big_endian = ident && ident[EI_DATA] == ELFDATA2MSB;
 	bool elf64 = gelf_getclass(elf) == ELFCLASS64;
 	unsigned char head[24];
+	size_t skip = 0;
 
-	*bytes = sh->sh_size;
+	*b = (struct scn_bytes){ sh->sh_offset, sh->sh_size, sh->sh_size, false, false };
 	if (sh->sh_size > DWARF_MAX_BYTES)
 		return -EFBIG;
 	if (sh->sh_flags & SHF_COMPRESSED) {
-		/* Elf64_Chdr: type, reserved, size; Elf32_Chdr: type, size. */
-		if (pread(fd, head, 16, sh->sh_offset) != 16)
+		/* Elf64_Chdr: type, reserved, size, alignment; Elf32_Chdr: type, size, alignment. */
+		skip = elf64 ? 24 : 12;
+		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip)
 			return -EINVAL;
-		*bytes += elf64 ? field(head + 8, 8, big_endian) : field(head + 4, 4, big_endian);
+		b->size = elf64 ? field(head + 8, 8, big_endian) : field(head + 4, 4, big_endian);
+		b->zlib = field(head, 4, big_endian) == ELFCOMPRESS_ZLIB;
+		b->compressed = true;
 	} else if (!strncmp(name, ".zdebug_", 8)) {
 		/* GNU's: "ZLIB", then the inflated size, big-endian. */
-		if (pread(fd, head, 12, sh->sh_offset) != 12 || memcmp(head, "ZLIB", 4))
+		skip = 12;
+		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip ||
+		    memcmp(head, "ZLIB", 4))
 			return -EINVAL;
-		*bytes += field(head + 4, 8, true);
+		b->size = field(head + 4, 8, true);
+		b->zlib = b->compressed = true;
 	}
-	return *bytes > DWARF_MAX_BYTES ? -EFBIG : 0;
+	b->offset += skip;
+	b->len -= skip;
+	return b->size > DWARF_MAX_BYTES ? -EFBIG : 0;
 }
 
 /*
- * Whether the file has DWARF we can read, before libdw reads any of it:
- * some .debug_info; no .gnu_debugaltlink (dwz) or .debug_sup, naming a
- * file libdw would open by that name on its own (a FIFO there would
- * block us forever); all its debug sections within DWARF_MAX_BYTES.
+ * Whether the file has DWARF we can read, before any of it is read: some
+ * .debug_info; no .gnu_debugaltlink (dwz) or .debug_sup, naming a file
+ * libdw would open by that name on its own (a FIFO there would block us
+ * forever); the sections we would hold within DWARF_MAX_BYTES.
  */
 static int check_sections(Elf *elf, int fd)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	uint64_t total = 0, bytes;
+	uint64_t total = 0;
 	bool info = false;
 	int err;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return -ENODATA;
 	while ((scn = elf_nextscn(elf, scn))) {
+		struct scn_bytes b;
 		GElf_Shdr sh;
 		const char *name;
 
@@ -141,25 +205,253 @@ static int check_sections(Elf *elf, int fd)
 			continue;
 		if (!strcmp(name, ".gnu_debugaltlink") || !strcmp(name, ".debug_sup"))
 			return -EOPNOTSUPP;
-		if (!is_debug_section(name))
+		if (wanted_section(name) < 0)
 			continue;
 		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
 			info = true;
-		if ((err = section_bytes(elf, fd, &sh, name, &bytes)))
+		if ((err = section_bytes(elf, fd, &sh, name, &b)))
 			return err;
-		if (bytes > DWARF_MAX_BYTES - total)
+		if (b.size > DWARF_MAX_BYTES - total)
 			return -EFBIG;
-		total += bytes;
+		total += b.size;
 	}
 	return info ? 0 : -ENODATA;
 }
 
+/* The image ------------------------------------------------------------------ */
+
 /*
- * libdw is started on the first lookup, not here: it inflates every
- * compressed debug section as it starts (80 ms for libc's), and files are
- * opened as they are mapped, most never sampled. The index reads the file
- * through a descriptor of its own: no mapping that a truncation of the
- * file would turn into SIGBUS.
+ * libdw reads strings (names, directories) to their NUL without looking
+ * where their section ends: in a file whose string runs to the end of a
+ * section, past it. Each section in the image is followed by NULs: every
+ * string then ends inside its section or right after it.
+ */
+#define SECTION_PAD 16
+
+/* Into out[size]: the section's bytes as they are, or inflated; exactly size of them. */
+static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, unsigned char *buf,
+			 size_t buf_size)
+{
+	z_stream z = { 0 };
+	uint64_t done = 0;
+	int rc = Z_OK;
+
+	if (!b->compressed) {
+		while (done < b->size) {
+			ssize_t n = pread(fd, out + done, b->size - done, b->offset + done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return false;
+			done += n;
+		}
+		return true;
+	}
+	if (!b->zlib || inflateInit(&z) != Z_OK)
+		return false;
+	z.next_out = out;
+	z.avail_out = b->size;
+	while (rc == Z_OK) {
+		if (!z.avail_in) {
+			size_t want = b->len - done < buf_size ? b->len - done : buf_size;
+			ssize_t n = want ? pread(fd, buf, want, b->offset + done) : 0;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			done += n;
+			z.next_in = buf;
+			z.avail_in = n;
+		}
+		rc = inflate(&z, Z_NO_FLUSH);
+	}
+	inflateEnd(&z);
+	return rc == Z_STREAM_END && !z.avail_out;
+}
+
+/* An ELF header with sections only, of the file's class and byte order. */
+static void put_ehdr(unsigned char *p, const unsigned char *ident, const GElf_Ehdr *eh,
+		     uint64_t shoff, size_t shnum)
+{
+	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
+
+	memcpy(p, ident, EI_NIDENT);
+	put_field(p + 16, 2, eh->e_type, msb);
+	put_field(p + 18, 2, eh->e_machine, msb);
+	put_field(p + 20, 4, EV_CURRENT, msb);
+	if (elf64) {
+		put_field(p + 40, 8, shoff, msb);
+		put_field(p + 48, 4, eh->e_flags, msb);
+		put_field(p + 52, 2, sizeof(Elf64_Ehdr), msb);
+		put_field(p + 58, 2, sizeof(Elf64_Shdr), msb);
+		put_field(p + 60, 2, shnum, msb);
+		put_field(p + 62, 2, shnum - 1, msb);	/* the names, last */
+	} else {
+		put_field(p + 32, 4, shoff, msb);
+		put_field(p + 36, 4, eh->e_flags, msb);
+		put_field(p + 40, 2, sizeof(Elf32_Ehdr), msb);
+		put_field(p + 46, 2, sizeof(Elf32_Shdr), msb);
+		put_field(p + 48, 2, shnum, msb);
+		put_field(p + 50, 2, shnum - 1, msb);
+	}
+}
+
+static void put_shdr(unsigned char *p, const unsigned char *ident, uint32_t name, uint32_t type,
+		     uint64_t offset, uint64_t size)
+{
+	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
+
+	put_field(p, 4, name, msb);
+	put_field(p + 4, 4, type, msb);
+	put_field(p + (elf64 ? 24 : 16), elf64 ? 8 : 4, offset, msb);
+	put_field(p + (elf64 ? 32 : 20), elf64 ? 8 : 4, size, msb);
+	put_field(p + (elf64 ? 48 : 32), elf64 ? 8 : 4, 1, msb);	/* alignment */
+}
+
+#define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
+
+struct image_scn {
+	struct scn_bytes b;
+	uint64_t at;		/* in the image */
+	int wanted;
+};
+
+/*
+ * The sections libdw needs, inflated by us into one ELF image in memory
+ * that libdw reads as it is: what it would inflate itself is every debug
+ * section, each read whole as it is in the file first. A section that
+ * cannot be read is left out, as libdw leaves it out.
+ */
+static int load_image(struct dwarf_index *d)
+{
+	enum { CHUNK = 64 * 1024 };
+	struct image_scn scns[ARRAY_SIZE(wanted_sections)];
+	bool seen[ARRAY_SIZE(wanted_sections)] = { false };
+	unsigned char ident[EI_NIDENT], *buf = NULL, *shdrs;
+	size_t shstrndx, nr = 0, i, shnum = 1, names_len = 1, shentsize;
+	uint64_t size, names_at, shoff;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	struct stat st;
+	Elf *elf;
+	int err;
+
+	/* Not the file its units were read from: their offsets would mean nothing. */
+	if (fstat(d->fd, &st) || (d->nr_units && (st.st_size != d->st.st_size ||
+						  st.st_mtim.tv_sec != d->st.st_mtim.tv_sec ||
+						  st.st_mtim.tv_nsec != d->st.st_mtim.tv_nsec)))
+		return -ESTALE;
+	d->st = st;
+	elf = elf_open_fd(d->fd);
+	err = -ENOEXEC;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    !elf_getident(elf, NULL) || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	if ((err = check_sections(elf, d->fd)))
+		goto out;
+	memcpy(ident, elf_getident(elf, NULL), EI_NIDENT);
+	shentsize = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	size = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	/* The first of each name, as libdw takes it. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct image_scn *s = &scns[nr];
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (s->wanted = wanted_section(name)) < 0 || seen[s->wanted] ||
+		    section_bytes(elf, d->fd, &sh, name, &s->b))
+			continue;
+		seen[s->wanted] = true;
+		s->at = ALIGN8(size);
+		size = s->at + s->b.size + SECTION_PAD;
+		nr++;
+	}
+	names_at = size;
+	for (i = 0; i < nr; i++)
+		size += strlen(".debug_") + strlen(wanted_sections[scns[i].wanted]) + 1;
+	size += strlen(".shstrtab") + 2;
+	shoff = ALIGN8(size);
+	size = shoff + (nr + 2) * shentsize;
+	d->image = xcalloc(1, size);
+	buf = xmalloc(CHUNK);
+	shdrs = d->image + shoff;
+	for (i = 0; i < nr; i++) {
+		const char *name = wanted_sections[scns[i].wanted];
+
+		if (!read_section(d->fd, &scns[i].b, d->image + scns[i].at, buf, CHUNK)) {
+			/* libdw can do nothing without it. */
+			if (!strcmp(name, "info")) {
+				err = -EINVAL;
+				goto out;
+			}
+			continue;
+		}
+		put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_PROGBITS, scns[i].at,
+			 scns[i].b.size);
+		names_len += sprintf((char *)d->image + names_at + names_len, ".debug_%s", name) + 1;
+	}
+	put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_STRTAB, names_at,
+		 names_len + strlen(".shstrtab") + 1);
+	strcpy((char *)d->image + names_at + names_len, ".shstrtab");
+	put_ehdr(d->image, ident, &eh, shoff, shnum);
+	d->elf = elf_open_mem(d->image, size);
+	err = d->elf ? 0 : -EINVAL;
+out:
+	if (err) {
+		free(d->image);
+		d->image = NULL;
+	}
+	free(buf);
+	if (elf)
+		elf_end(elf);
+	return err;
+}
+
+/* Lets libdw go: what it read of units, abbreviations, line tables. */
+static void end_dwarf(struct dwarf_index *d)
+{
+	d->dw_rows = 0;
+	if (d->dw)
+		dwarf_end(d->dw);
+	d->dw = NULL;
+}
+
+/* And the sections it read. */
+static void drop_image(struct dwarf_index *d)
+{
+	end_dwarf(d);
+	if (d->elf)
+		elf_end(d->elf);
+	d->elf = NULL;
+	free(d->image);
+	d->image = NULL;
+}
+
+/* libdw, over the sections read again if they were let go; false if it cannot be had. */
+static bool begin_dwarf(struct dwarf_index *d)
+{
+	if (d->failed)
+		return false;
+	d->used = true;
+	if (d->dw)
+		return true;
+	if ((!d->elf && load_image(d)) ||
+	    !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		d->failed = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Nothing is read here but the section headers: files are opened as they
+ * are mapped, most never sampled. The index reads the file through a
+ * descriptor of its own, never a mapping that a truncation of the file
+ * would turn into SIGBUS.
  */
 int dwarf_index_open(struct dwarf_index **out, int fd)
 {
@@ -177,51 +469,39 @@ int dwarf_index_open(struct dwarf_index **out, int fd)
 		close(own);
 		return -ENOEXEC;
 	}
-	if ((err = check_sections(elf, own))) {
-		elf_end(elf);
+	err = check_sections(elf, own);
+	elf_end(elf);
+	if (err) {
 		close(own);
 		return err;
 	}
 	d = xcalloc(1, sizeof(*d));
 	d->fd = own;
-	d->elf = elf;
+	strtab_init(&d->strings);
 	*out = d;
 	return 0;
 }
 
-/* Drops what libdw read and our index of it; the file stays open. */
+/* Drops the whole index: the next lookup reads the units again. */
 static void forget_units(struct dwarf_index *d)
 {
 	size_t i;
 
+	drop_image(d);
 	for (i = 0; i < d->nr_units; i++) {
-		struct dw_unit *u = &d->units[i];
-		size_t j;
-
-		for (j = 0; j < u->nr_files; j++)
-			free(u->files[j].joined);
-		free(u->files);
-		free(u->nodes);
-		free(u->ranges);
+		free(d->units[i].nodes);
+		free(d->units[i].ranges);
+		free(d->units[i].lines);
 	}
 	free(d->units);
 	free(d->ranges);
+	free(d->aranges);
 	d->units = NULL;
-	d->ranges = NULL;
-	d->nr_units = d->nr_ranges = 0;
-	if (d->dw)
-		dwarf_end(d->dw);
-	d->dw = NULL;
-	/* The inflated sections belong to the Elf handle: end it too. */
-	if (d->elf)
-		elf_end(d->elf);
-	d->elf = NULL;
-	for (i = 0; i < d->nr_copies; i++)
-		free(d->copies[i]);
-	free(d->copies);
-	d->copies = NULL;
-	d->nr_copies = 0;
-	d->units_read = false;
+	d->ranges = d->aranges = NULL;
+	d->nr_units = d->nr_ranges = d->nr_aranges = 0;
+	strtab_release(&d->strings);
+	strtab_init(&d->strings);
+	d->units_read = d->failed = false;
 }
 
 void dwarf_index_free(struct dwarf_index *d)
@@ -229,15 +509,18 @@ void dwarf_index_free(struct dwarf_index *d)
 	if (!d)
 		return;
 	forget_units(d);
+	strtab_release(&d->strings);
 	close(d->fd);
 	free(d);
 }
 
 /*
- * libc's debug file alone inflates to some 10 MB, held while libdw has it.
- * A file not looked up for a while lets that go (the next lookup reads it
- * again, some 50 ms for libc's). The while doubles each time, so a file
- * needed now and then is read again only a few times over a long run.
+ * libc's debug sections are some 9 MB inflated, and lookups need none of
+ * it once their unit is indexed. The sections, and libdw, go when no unit
+ * was indexed for a while (the next one reads them again, some 30 ms for
+ * libc's); the while doubles each time, so a file whose units come now
+ * and then is read again only a few times over a long run. An index that
+ * failed starts anew then.
  */
 void dwarf_index_trim(struct dwarf_index *d)
 {
@@ -247,8 +530,10 @@ void dwarf_index_trim(struct dwarf_index *d)
 	d->used = false;
 	if (!d->patience)
 		d->patience = 1;
-	if (d->units_read && d->idle >= d->patience) {
-		forget_units(d);
+	if ((d->elf || d->failed) && d->idle >= d->patience) {
+		if (d->failed)
+			forget_units(d);
+		drop_image(d);
 		d->patience *= 2;
 	}
 }
@@ -336,127 +621,27 @@ static struct dw_range *flatten(struct dw_span *s, size_t n, size_t *nr_out)
 			cur = stack[top].hi;
 	}
 	free(stack);
+	/* Kept as long as the index: no room to grow. */
+	if (nr)
+		out = xrealloc(out, nr * sizeof(*out));
 	*nr_out = nr;
 	return out;
 }
 
 static const struct dw_range *range_find(const struct dw_range *r, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t i = COUNT_AT_OR_BELOW(r, n, lo, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < r[lo - 1].hi ? &r[lo - 1] : NULL;
+	return i && addr < r[i - 1].hi ? &r[i - 1] : NULL;
 }
 
 /* Units ------------------------------------------------------------------- */
 
-/*
- * libdw reads strings (names, directories) to their NUL without looking
- * where their section ends: in a file whose string runs to the end of a
- * section, past it. Each debug section libdw holds (inflated, if it was
- * compressed) that does not end in a NUL is therefore replaced, under
- * libdw, by a copy with NULs after its end, its size the same: every
- * string then ends inside its section or right after it.
- */
-#define SECTION_PAD 16
-
-static void terminate_sections(struct dwarf_index *d)
+/* The unit whose DIE is at off, or NULL. */
+static struct dw_unit *unit_at(struct dwarf_index *d, Dwarf_Off off)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, alloc = 0;
-
-	if (elf_getshdrstrndx(d->elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		const char *name;
-		Elf_Data *data;
-		GElf_Shdr sh;
-		char *copy;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(d->elf, shstrndx, sh.sh_name)) || !is_debug_section(name))
-			continue;
-		/* What libdw read: elf_getdata() gives the same buffer, inflated. */
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || !data->d_size ||
-		    !((const char *)data->d_buf)[data->d_size - 1])
-			continue;
-		copy = xmalloc(data->d_size + SECTION_PAD);
-		memcpy(copy, data->d_buf, data->d_size);
-		memset(copy + data->d_size, 0, SECTION_PAD);
-		data->d_buf = copy;
-		ALLOC_GROW(d->copies, d->nr_copies + 1, alloc);
-		d->copies[d->nr_copies++] = copy;
-	}
-}
-
-/*
- * The first lookup starts libdw and reads where each compile unit's code
- * is: from the units themselves, as .debug_aranges is often missing
- * (Clang does not write it). Type, partial and skeleton units hold none.
- */
-static void read_units(struct dwarf_index *d)
-{
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Die cudie;
-	Dwarf_Half version;
-	struct dw_span *spans = NULL;
-	size_t nr_spans = 0, spans_alloc = 0, units_alloc = 0;
-	uint8_t type;
-
-	d->units_read = true;
-	/* Trimmed: the file again, checked again (it may have changed since). */
-	if (!d->elf) {
-		d->elf = elf_open_fd(d->fd);
-		if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || check_sections(d->elf, d->fd))
-			return;
-	}
-	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-	if (!d->dw)
-		return;
-	terminate_sections(d);
-	/*
-	 * No subdie: for a skeleton unit libdw would open the split unit's
-	 * .dwo file by the name the unit gives, wherever it points.
-	 */
-	for (; dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, NULL) == 0; cu = next) {
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
-
-		if (type != DW_UT_compile)
-			continue;
-		ALLOC_GROW(d->units, d->nr_units + 1, units_alloc);
-		memset(&d->units[d->nr_units], 0, sizeof(d->units[0]));
-		d->units[d->nr_units].die = cudie;
-		d->units[d->nr_units].offset = dwarf_dieoffset(&cudie);
-		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
-			add_span(&spans, &nr_spans, &spans_alloc, lo, hi, d->nr_units, 0);
-		d->nr_units++;
-	}
-	d->ranges = flatten(spans, nr_spans, &d->nr_ranges);
-	free(spans);
-}
-
-static struct dw_unit *find_unit(struct dwarf_index *d, uint64_t addr)
-{
-	const struct dw_range *r = range_find(d->ranges, d->nr_ranges, addr);
 	size_t lo = 0, hi = d->nr_units;
-	Dwarf_Die cudie;
-	Dwarf_Off off;
 
-	if (r)
-		return &d->units[r->idx];
-	/* A unit that does not say its ranges may still be in .debug_aranges. */
-	if (!dwarf_addrdie(d->dw, addr, &cudie))
-		return NULL;
-	off = dwarf_dieoffset(&cudie);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -470,72 +655,125 @@ static struct dw_unit *find_unit(struct dwarf_index *d, uint64_t addr)
 	return NULL;
 }
 
-/* One unit's functions and inlined calls ------------------------------ */
+/*
+ * A unit that does not say its ranges may still be in .debug_aranges:
+ * its entries, for the addresses no unit claims.
+ */
+static void read_aranges(struct dwarf_index *d)
+{
+	Dwarf_Aranges *ar;
+	struct dw_span *spans = NULL;
+	size_t i, n, nr_spans = 0, spans_alloc = 0;
+
+	if (dwarf_getaranges(d->dw, &ar, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr addr;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		struct dw_unit *u;
+
+		if (a && !dwarf_getarangeinfo(a, &addr, &len, &off) && (u = unit_at(d, off)))
+			add_span(&spans, &nr_spans, &spans_alloc, addr, addr + len, u - d->units, 0);
+	}
+	d->aranges = flatten(spans, nr_spans, &d->nr_aranges);
+	free(spans);
+}
+
+/*
+ * The first lookup reads where each compile unit's code is: from the
+ * units themselves, as .debug_aranges is often missing (Clang does not
+ * write it). Type, partial and skeleton units hold none. libdw's reading
+ * of every unit goes right after.
+ */
+static void read_units(struct dwarf_index *d)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	struct dw_span *spans = NULL;
+	size_t nr_spans = 0, spans_alloc = 0, units_alloc = 0;
+	uint8_t type;
+
+	d->units_read = true;
+	if (!begin_dwarf(d))
+		return;
+	/*
+	 * No subdie: for a skeleton unit libdw would open the split unit's
+	 * .dwo file by the name the unit gives, wherever it points.
+	 */
+	for (; dwarf_get_units(d->dw, cu, &next, &version, &type, &cudie, NULL) == 0; cu = next) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (type != DW_UT_compile)
+			continue;
+		ALLOC_GROW(d->units, d->nr_units + 1, units_alloc);
+		memset(&d->units[d->nr_units], 0, sizeof(d->units[0]));
+		d->units[d->nr_units].offset = dwarf_dieoffset(&cudie);
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
+			add_span(&spans, &nr_spans, &spans_alloc, lo, hi, d->nr_units, 0);
+		d->nr_units++;
+	}
+	d->ranges = flatten(spans, nr_spans, &d->nr_ranges);
+	free(spans);
+	read_aranges(d);
+	end_dwarf(d);
+}
+
+static struct dw_unit *find_unit(struct dwarf_index *d, uint64_t addr)
+{
+	const struct dw_range *r = range_find(d->ranges, d->nr_ranges, addr);
+
+	if (!r)
+		r = range_find(d->aranges, d->nr_aranges, addr);
+	return r ? &d->units[r->idx] : NULL;
+}
+
+/* One unit's functions, inlined calls and lines ------------------------- */
 
 struct unit_builder {
+	struct dwarf_index *d;
 	struct dw_unit *u;
+	Dwarf_Die cudie;
 	Dwarf_Files *files;
 	size_t nfiles;
+	uint32_t *file_ids;	/* by file number, as interned; 0 until needed */
 	const char *comp_dir;	/* NULL unless absolute */
 	struct dw_span *spans;
 	size_t nr_spans, spans_alloc, nodes_alloc;
 };
 
-static int file_cmp(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t)((const struct dw_file *)a)->raw;
-	uintptr_t y = (uintptr_t)((const struct dw_file *)b)->raw;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
- * A file name relative to an absolute build directory, joined to it as
- * addr2line does. A relative build directory is what is left of one
- * after -fdebug-prefix-map (distribution packages): joining it would only
- * repeat directories.
+ * File idx of the unit's table, interned. A file name relative to an
+ * absolute build directory is joined to it, as addr2line does. A relative
+ * build directory is what is left of one after -fdebug-prefix-map
+ * (distribution packages): joining it would only repeat directories.
  */
-static void read_files(struct unit_builder *b)
+static uint32_t file_id(struct unit_builder *b, size_t idx)
 {
-	struct dw_unit *u = b->u;
-	Dwarf_Attribute a;
-	size_t i;
+	const char *raw;
+	struct strbuf sb;
 
-	b->comp_dir = dwarf_formstring(dwarf_attr(&u->die, DW_AT_comp_dir, &a));
-	if (!b->comp_dir || b->comp_dir[0] != '/' || !b->files)
-		return;
-	u->files = xcalloc(b->nfiles ? b->nfiles : 1, sizeof(*u->files));
-	for (i = 0; i < b->nfiles; i++) {
-		const char *raw = dwarf_filesrc(b->files, i, NULL, NULL);
-		struct strbuf sb;
-
-		if (!raw)
-			continue;
-		u->files[u->nr_files].raw = raw;
-		if (raw[0] != '/') {
-			strbuf_init(&sb);
-			strbuf_addf(&sb, "%s/%s", b->comp_dir, raw);
-			u->files[u->nr_files].joined = strbuf_detach(&sb);
-		}
-		u->nr_files++;
-	}
-	qsort(u->files, u->nr_files, sizeof(*u->files), file_cmp);
+	if (idx >= b->nfiles)
+		return 0;
+	if (b->file_ids[idx])
+		return b->file_ids[idx];
+	raw = dwarf_filesrc(b->files, idx, NULL, NULL);
+	if (!raw)
+		return 0;
+	if (!b->comp_dir || raw[0] == '/')
+		return b->file_ids[idx] = strtab_intern(&b->d->strings, raw);
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%s/%s", b->comp_dir, raw);
+	b->file_ids[idx] = strtab_intern(&b->d->strings, sb.buf);
+	strbuf_release(&sb);
+	return b->file_ids[idx];
 }
 
-/* The name to show for a file name libdw gave for this unit. */
-static const char *file_name(const struct dw_unit *u, const char *raw)
-{
-	struct dw_file key = { raw, NULL };
-	const struct dw_file *f;
-
-	if (!raw || !u->nr_files)
-		return raw;
-	f = bsearch(&key, u->files, u->nr_files, sizeof(*u->files), file_cmp);
-	return f && f->joined ? f->joined : raw;
-}
-
-/* As the symbol table spells it when DWARF knows that spelling. */
-static const char *die_name(Dwarf_Die *die)
+/* As the symbol table spells it when DWARF knows that spelling; interned, 0 if none. */
+static uint32_t die_name(struct unit_builder *b, Dwarf_Die *die)
 {
 	static const unsigned attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name };
 	Dwarf_Attribute a;
@@ -550,8 +788,8 @@ static const char *die_name(Dwarf_Die *die)
 	for (i = 0; i < ARRAY_SIZE(attrs); i++)
 		if (dwarf_attr_integrate(die, attrs[i], &a) && (s = dwarf_formstring(&a)) && *s &&
 		    s[strlen(s) - 1] != ' ' && s[strlen(s) - 1] != '\t')
-			return s;
-	return NULL;
+			return strtab_intern(&b->d->strings, s);
+	return 0;
 }
 
 static uint64_t die_udata(Dwarf_Die *die, unsigned name)
@@ -570,7 +808,6 @@ static uint32_t add_node(struct unit_builder *b, Dwarf_Die *die, uint32_t parent
 	ptrdiff_t off = 0;
 	size_t before = b->nr_spans;
 	struct dw_node *n;
-	uint64_t file;
 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
 		add_span(&b->spans, &b->nr_spans, &b->spans_alloc, lo, hi, u->nr_nodes, depth);
@@ -578,14 +815,12 @@ static uint32_t add_node(struct unit_builder *b, Dwarf_Die *die, uint32_t parent
 		return NO_NODE;
 	ALLOC_GROW(u->nodes, u->nr_nodes + 1, b->nodes_alloc);
 	n = &u->nodes[u->nr_nodes];
-	n->name = die_name(die);
+	n->name = die_name(b, die);
 	n->parent = parent;
-	n->call_file = NULL;
+	n->call_file = 0;
 	n->call_line = 0;
 	if (parent != NO_NODE) {
-		file = die_udata(die, DW_AT_call_file);
-		if (b->files && file < b->nfiles)
-			n->call_file = file_name(u, dwarf_filesrc(b->files, file, NULL, NULL));
+		n->call_file = file_id(b, die_udata(die, DW_AT_call_file));
 		n->call_line = die_udata(die, DW_AT_call_line);
 	}
 	return u->nr_nodes++;
@@ -624,51 +859,111 @@ static void walk(struct unit_builder *b, Dwarf_Die *die, uint32_t parent, uint32
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-static void index_unit(struct dw_unit *u)
+/*
+ * The unit's line table, as libdw sorts it. A row with the file and line
+ * of the row before, in the same sequence, is left out: a lookup finds
+ * the last row at or below its address, and the one before answers the
+ * same (most rows only move a column or a view).
+ */
+static void copy_lines(struct unit_builder *b)
 {
-	struct unit_builder b = { .u = u };
+	struct dw_unit *u = b->u;
+	Dwarf_Lines *lines;
+	size_t i, n, alloc = 0;
+
+	if (dwarf_getsrclines(&b->cudie, &lines, &n))
+		return;
+	b->d->dw_rows += n;
+	for (i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		struct dw_line row = { 0, 0, LINE_END };
+		struct dw_line *last = u->nr_lines ? &u->lines[u->nr_lines - 1] : NULL;
+		const char *raw;
+		Dwarf_Files *files;
+		size_t idx;
+		bool end;
+		int line;
+
+		if (!l || dwarf_lineaddr(l, &row.addr) || dwarf_lineendsequence(l, &end))
+			continue;
+		if (!end) {
+			/* The unit's own file table, but for a unit whose lines are another's. */
+			if (!dwarf_line_file(l, &files, &idx) && files == b->files)
+				row.file = file_id(b, idx);
+			else if ((raw = dwarf_linesrc(l, NULL, NULL)))
+				row.file = strtab_intern(&b->d->strings, raw);
+			row.line = dwarf_lineno(l, &line) || line < 0 ? 0 : line;
+			if (last && last->line != LINE_END && last->file == row.file &&
+			    last->line == row.line)
+				continue;
+		}
+		ALLOC_GROW(u->lines, u->nr_lines + 1, alloc);
+		u->lines[u->nr_lines++] = row;
+	}
+	if (u->nr_lines)
+		u->lines = xrealloc(u->lines, u->nr_lines * sizeof(*u->lines));
+}
+
+static void index_unit(struct dwarf_index *d, struct dw_unit *u)
+{
+	struct unit_builder b = { .d = d, .u = u };
+	Dwarf_Attribute a;
 
 	u->indexed = true;
-	if (dwarf_getsrcfiles(&u->die, &b.files, &b.nfiles))
+	if (!begin_dwarf(d) || !dwarf_offdie(d->dw, u->offset, &b.cudie))
+		return;
+	if (dwarf_getsrcfiles(&b.cudie, &b.files, &b.nfiles)) {
 		b.files = NULL;
-	read_files(&b);
-	walk(&b, &u->die, NO_NODE, 0);
+		b.nfiles = 0;
+	}
+	b.file_ids = xcalloc(b.nfiles ? b.nfiles : 1, sizeof(*b.file_ids));
+	b.comp_dir = dwarf_formstring(dwarf_attr(&b.cudie, DW_AT_comp_dir, &a));
+	if (b.comp_dir && b.comp_dir[0] != '/')
+		b.comp_dir = NULL;
+	walk(&b, &b.cudie, NO_NODE, 0);
+	if (u->nr_nodes)
+		u->nodes = xrealloc(u->nodes, u->nr_nodes * sizeof(*u->nodes));
 	u->ranges = flatten(b.spans, b.nr_spans, &u->nr_ranges);
+	copy_lines(&b);
+	if (d->dw_rows >= DWARF_ROWS_PER_BEGIN)
+		end_dwarf(d);
 	free(b.spans);
+	free(b.file_ids);
 }
 
 /* Lookups ----------------------------------------------------------------- */
+
+static const char *string_or_null(const struct dwarf_index *d, uint32_t id)
+{
+	return id ? strtab_get(&d->strings, id) : NULL;
+}
 
 int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame *out, int max)
 {
 	const struct dw_range *r;
 	struct dw_unit *u;
-	Dwarf_Line *row;
-	const char *file = NULL;
-	uint32_t node, depth = 0, i;
-	int line = 0, n = 0;
+	uint32_t node, depth = 0, i, file = 0, line = 0;
+	size_t k;
+	int n = 0;
 
 	if (max <= 0)
 		return 0;
-	d->used = true;
 	if (!d->units_read)
 		read_units(d);
-	if (!d->dw)
-		return 0;
 	u = find_unit(d, vaddr);
 	if (!u)
 		return 0;
 	if (!u->indexed)
-		index_unit(u);
-	row = dwarf_getsrc_die(&u->die, vaddr);
-	if (row) {
-		file = file_name(u, dwarf_linesrc(row, NULL, NULL));
-		if (dwarf_lineno(row, &line) || line < 0)
-			line = 0;
+		index_unit(d, u);
+	/* As libdw's dwarf_getsrc_die(): the last row at or below, unless it ends a sequence. */
+	k = COUNT_AT_OR_BELOW(u->lines, u->nr_lines, addr, vaddr);
+	if (k && u->lines[k - 1].line != LINE_END) {
+		file = u->lines[k - 1].file;
+		line = u->lines[k - 1].line;
 	}
 	r = range_find(u->ranges, u->nr_ranges, vaddr);
 	if (!r) {
-		out[0] = (struct dwarf_frame){ NULL, file, line };
+		out[0] = (struct dwarf_frame){ NULL, string_or_null(d, file), line };
 		return 1;
 	}
 	for (node = r->idx; node != NO_NODE; node = u->nodes[node].parent)
@@ -681,7 +976,8 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 		const struct dw_node *nd = &u->nodes[node];
 
 		if (i + max >= depth)
-			out[n++] = (struct dwarf_frame){ nd->name, file, line };
+			out[n++] = (struct dwarf_frame){ string_or_null(d, nd->name),
+							 string_or_null(d, file), line };
 		file = nd->call_file;
 		line = nd->call_line;
 	}

@@ -4,11 +4,13 @@
  * the code there belongs to, innermost first (inlined calls, then the
  * function they were inlined into), each with its source file and line.
  *
- * Built lazily and once: libdw started and the compile units' address
- * ranges read on the first lookup, one unit's functions and inlined calls
- * (flattened into sorted, disjoint address ranges) on the first lookup
- * that falls in it. A lookup is then two binary searches, the line
- * table's own binary search, and a walk up the inline chain.
+ * Built lazily: the compile units' address ranges read on the first
+ * lookup, one unit's functions and inlined calls (flattened into sorted,
+ * disjoint address ranges) and line table on the first lookup that falls
+ * in it, each copied out of libdw. A lookup is then three binary searches
+ * and a walk up the inline chain; libdw, and the debug sections it reads
+ * (inflated by us, only those it needs), are there only while units are
+ * being indexed.
  *
  * A reader: never prints; 0 or a negative errno.
  */
@@ -18,14 +20,14 @@
 #include <stdint.h>
 
 /*
- * Limits on what a file can make us do: the debug sections libdw holds
- * in memory (compressed ones twice: as read and inflated), and how deep
- * functions, inlined calls and blocks may nest.
+ * Limits on what a file can make us do: the debug sections we hold in
+ * memory for libdw (inflated), and how deep functions, inlined calls and
+ * blocks may nest.
  */
 #define DWARF_MAX_BYTES		(1ull << 30)
 #define DWARF_MAX_NESTING	256
 
-/* One frame; strings belong to the index and live as long as it does. */
+/* One frame; strings belong to the index, valid until the next call on it. */
 struct dwarf_frame {
 	const char *name;	/* linkage name if any, else the DWARF name; NULL: unknown */
 	const char *file;	/* source file, or NULL */
@@ -43,7 +45,7 @@ struct dwarf_index;
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
-/* Once a drain: lets go of what libdw read once no lookup came for a while. */
+/* Once a drain: lets libdw go, and the debug sections once no unit was new for a while. */
 void dwarf_index_trim(struct dwarf_index *d);
 
 /*
