@@ -90,30 +90,7 @@ nap() { read -r -t "$1" -u "$NEVER" _; }
 
 # Numbers ---------------------------------------------------------------------
 
-# put KEY VALUE: one measurement; a run that gave no value adds none.
-put() { [ -z "${2:-}" ] || echo "$1 $2" >> "$DATA"; }
-
-# stats KEY: "median min max" of KEY's values, nothing if it has none.
-stats() {
-	awk -v k="$1" '$1 == k { print $2 }' "$DATA" 2>/dev/null | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }'
-}
-median() { stats "$1" | cut -d' ' -f1; }
-
-# cell KEY DECIMALS [SCALE]: "median (min-max)", the values times SCALE; "-" if none.
-cell() {
-	stats "$1" | awk -v d="$2" -v s="${3:-1}" '
-		{ f = "%." d "f"; m = sprintf(f, $1 * s); lo = sprintf(f, $2 * s); hi = sprintf(f, $3 * s)
-		  print lo == hi ? m : m " (" lo "-" hi ")"; found = 1 }
-		END { if (!found) print "-" }'
-}
-
-# ratio KEY_A KEY_B: median(A) / median(B) to two places, "-" if either is missing.
-ratio() {
-	local a b
-	a=$(median "$1") b=$(median "$2")
-	awk -v a="$a" -v b="$b" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f\n", a / b }'
-}
+. "$(dirname "$0")/lib.sh"
 
 # yes_no EXPR: "yes" or "no" as the awk expression is true; "n/a" on a "-" in it.
 yes_no() {

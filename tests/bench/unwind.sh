@@ -65,24 +65,7 @@ RING_BYTES=$((RECORD_HEAD + STACK_SIZE + 8))
 
 # Numbers (as run.sh) ----------------------------------------------------------
 
-put() { [ -z "${2:-}" ] || echo "$1 $2" >> "$DATA"; }
-stats() {
-	awk -v k="$1" '$1 == k { print $2 }' "$DATA" 2>/dev/null | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }'
-}
-median() { stats "$1" | cut -d' ' -f1; }
-# cell KEY DECIMALS [SCALE]: "median (min-max)", times SCALE; "-" if none.
-cell() {
-	stats "$1" | awk -v d="$2" -v s="${3:-1}" '
-		{ f = "%." d "f"; m = sprintf(f, $1 * s); lo = sprintf(f, $2 * s); hi = sprintf(f, $3 * s)
-		  print lo == hi ? m : m " (" lo "-" hi ")"; found = 1 }
-		END { if (!found) print "-" }'
-}
-# ratio KEY_A KEY_B: median(A) / median(B), "-" if either is missing.
-ratio() {
-	awk -v a="$(median "$1")" -v b="$(median "$2")" \
-		'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f\n", a / b }'
-}
+. "$(dirname "$0")/lib.sh"
 
 # Processes --------------------------------------------------------------------
 

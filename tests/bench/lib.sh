@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# The benchmarks' numbers, shared by run.sh and unwind.sh: measurements
+# go into the file $DATA as "KEY VALUE" lines, one per run.
+
+# put KEY VALUE: one measurement; a run that gave no value adds none.
+put() { [ -z "${2:-}" ] || echo "$1 $2" >> "$DATA"; }
+
+# stats KEY: "median min max" of KEY's values, nothing if it has none.
+stats() {
+	awk -v k="$1" '$1 == k { print $2 }' "$DATA" 2>/dev/null | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }'
+}
+median() { stats "$1" | cut -d' ' -f1; }
+
+# cell KEY DECIMALS [SCALE]: "median (min-max)", the values times SCALE; "-" if none.
+cell() {
+	stats "$1" | awk -v d="$2" -v s="${3:-1}" '
+		{ f = "%." d "f"; m = sprintf(f, $1 * s); lo = sprintf(f, $2 * s); hi = sprintf(f, $3 * s)
+		  print lo == hi ? m : m " (" lo "-" hi ")"; found = 1 }
+		END { if (!found) print "-" }'
+}
+
+# ratio KEY_A KEY_B: median(A) / median(B) to two places, "-" if either is missing.
+ratio() {
+	awk -v a="$(median "$1")" -v b="$(median "$2")" \
+		'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f\n", a / b }'
+}
