@@ -321,6 +321,8 @@ static int read_elf(struct elf_symtab *t, Elf *elf)
 		t->names_len = b.names_alloc = 1;
 	}
 	add_plt_symbols(&b, elf, &eh);
+	/* Kept as long as the file: no room to grow (a PLT name doubles a copied string table). */
+	t->names = xrealloc(t->names, t->names_len);
 	finish_symbols(&b);
 	return 0;
 }
