@@ -133,9 +133,13 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	}
 }
 
-/* Folding waits for this many processes gone, and this much growth since the last fold. */
+/*
+ * Folding waits for this many processes gone, and growth since the last
+ * fold of 1 MiB or an eighth, whichever is more: a fold costs some 10 ms
+ * per MB of profile.
+ */
 #define FOLD_EXITED 256
-#define FOLD_GROWTH (1u << 20)
+#define FOLD_GROWTH(bytes) ((bytes) / 8 > (1u << 20) ? (bytes) / 8 : (1u << 20))
 
 void collector_after_drain(struct collector *c, uint64_t now)
 {
@@ -145,7 +149,7 @@ void collector_after_drain(struct collector *c, uint64_t now)
 
 	symbolizer_name_late_jit(c->symbolizer, c->profile);
 	c->exited += symbolizer_forget_before(c->symbolizer, now);
-	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH)
+	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
 		return;
 	start = now_ns();
 	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
