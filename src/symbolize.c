@@ -153,9 +153,13 @@ static void release_unmapped_files(struct symbolizer *s)
 	}
 }
 
+static void forget_jitmaps(struct symbolizer *s);
+
 uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 {
 	uint32_t i, pruned = procs_prune(&s->procs, ns);
+
+	forget_jitmaps(s);
 
 	/* Once a drain: debug info no lookup needed since the last one is let go. */
 	for (i = 0; i < s->nr_files; i++)
@@ -716,16 +720,20 @@ static bool jitmap_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct symbolizer *)owner)->jitmaps[idx]->tgid == *(const uint32_t *)key;
 }
 
+static void jitmap_free(struct jitmap *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	perfmap_release(&j->map);
+	free(j);
+}
+
 static void jitmaps_release(struct symbolizer *s)
 {
 	uint32_t i;
 
-	for (i = 0; i < s->nr_jitmaps; i++) {
-		if (s->jitmaps[i]->fd >= 0)
-			close(s->jitmaps[i]->fd);
-		perfmap_release(&s->jitmaps[i]->map);
-		free(s->jitmaps[i]);
-	}
+	for (i = 0; i < s->nr_jitmaps; i++)
+		jitmap_free(s->jitmaps[i]);
 	free(s->jitmaps);
 	itab_release(&s->jitmap_index);
 }
@@ -783,6 +791,25 @@ static void jitmap_read(const struct procs *ps, struct jitmap *j, bool first)
 		close(j->fd);
 		j->fd = -1;
 	}
+}
+
+/* The perf maps of processes forgotten: none of their frames is left to name. */
+static void forget_jitmaps(struct symbolizer *s)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < s->nr_jitmaps; i++) {
+		if (procs_find(&s->procs, s->jitmaps[i]->tgid))
+			s->jitmaps[kept++] = s->jitmaps[i];
+		else
+			jitmap_free(s->jitmaps[i]);
+	}
+	if (kept == s->nr_jitmaps)
+		return;
+	s->nr_jitmaps = kept;
+	itab_release(&s->jitmap_index);
+	for (i = 0; i < kept; i++)
+		itab_insert(&s->jitmap_index, hash_u64(s->jitmaps[i]->tgid), i);
 }
 
 static struct jitmap *get_jitmap(struct symbolizer *s, uint32_t tgid)
