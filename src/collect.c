@@ -158,8 +158,9 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	reset_cache(c);
 	c->fold_bytes = profile_bytes(c->profile);
 	c->folds++;
-	debug("folded what %u exited processes left: profile %zu KiB to %zu KiB in %.1f ms",
-	      c->exited, before >> 10, c->fold_bytes >> 10, (now_ns() - start) / 1e6);
+	debug("folded what %u exited processes left: profile %zu KiB to %zu KiB (indexes %zu KiB), "
+	      "%u stacks, in %.1f ms", c->exited, before >> 10, c->fold_bytes >> 10,
+	      profile_index_bytes(c->profile) >> 10, c->profile->nr_stacks, (now_ns() - start) / 1e6);
 	c->exited = 0;
 }
 
