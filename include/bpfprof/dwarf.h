@@ -9,8 +9,8 @@
  * disjoint address ranges) and line table on the first lookup that falls
  * in it, each copied out of libdw. A lookup is then three binary searches
  * and a walk up the inline chain; libdw, and the debug sections it reads
- * (inflated by us, only those it needs), go once no unit was new for a
- * while (dwarf_index_trim()).
+ * (inflated by us, only those it needs), go once the file was not
+ * looked up for a while (dwarf_index_trim()).
  *
  * A reader: never prints; 0 or a negative errno.
  */
@@ -45,7 +45,7 @@ struct dwarf_index;
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
-/* Once a drain: lets libdw and the debug sections go once no unit was new for a while. */
+/* Once a drain: lets libdw and the debug sections go once no lookup came for a while. */
 void dwarf_index_trim(struct dwarf_index *d);
 
 /*

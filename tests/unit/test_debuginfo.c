@@ -485,8 +485,8 @@ static void check_fixture_dwarf(const char *name, const char *dwarf_file)
 		      !strcmp(two[1].name, "dbg_outer"),
 		      "dwarf: %s: a chain cut to 2 frames keeps the outermost", name);
 		/*
-		 * Trimmed: a drain that indexed a unit keeps the debug sections,
-		 * an idle one lets them go (then two idle ones, then four). The
+		 * Trimmed: a drain with a lookup keeps the debug sections, an
+		 * idle one lets them go (then two idle ones, then four). The
 		 * units looked up are the index's own: the file is not read again.
 		 */
 		dwarf_index_trim(d);
