@@ -180,6 +180,15 @@ static int parse_end(struct kallsyms *ks, struct parse_state *st, int err)
 		return err;
 	}
 	sort_symbols(ks, st->sorted);
+	/* Grown by doubling, kept for the run: give back the room never used (up to 2 MB). */
+	if (ks->nr) {
+		ks->syms = xrealloc(ks->syms, ks->nr * sizeof(*ks->syms));
+		ks->alloc = ks->nr;
+	}
+	if (ks->names_len) {
+		ks->names = xrealloc(ks->names, ks->names_len);
+		ks->names_alloc = ks->names_len;
+	}
 	return 0;
 }
 
