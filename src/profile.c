@@ -152,6 +152,23 @@ uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64
 	return itab_find(&p->location_index, location_hash(&k), location_eq, p, &k);
 }
 
+/* Gives location id its kind and lines (copied). */
+static void set_lines(struct profile *p, uint32_t id, enum frame_kind kind,
+		      const struct prof_line *lines, uint16_t nlines)
+{
+	struct prof_location *loc = &p->locations[id];
+
+	ALLOC_GROW(p->lines, p->nr_lines + nlines, p->lines_alloc);
+	if (nlines)
+		memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
+	loc->kind = kind;
+	loc->first_line = p->nr_lines;
+	loc->nlines = nlines;
+	p->nr_lines += nlines;
+	if (nlines && loc->mapping)
+		p->mappings[loc->mapping].has_functions = true;
+}
+
 static uint32_t location_add(struct profile *p, const struct location_key *k, enum frame_kind kind,
 			     const struct prof_line *lines, uint16_t nlines)
 {
@@ -159,20 +176,12 @@ static uint32_t location_add(struct profile *p, const struct location_key *k, en
 	uint32_t id;
 
 	ALLOC_GROW(p->locations, p->nr_locations + 1, p->locations_alloc);
-	ALLOC_GROW(p->lines, p->nr_lines + nlines, p->lines_alloc);
 	id = p->nr_locations++;
 	loc = &p->locations[id];
 	loc->address = k->address;
 	loc->mapping = k->mapping;
 	loc->label = k->label;
-	loc->kind = kind;
-	loc->first_line = p->nr_lines;
-	loc->nlines = nlines;
-	if (nlines)
-		memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
-	p->nr_lines += nlines;
-	if (nlines && k->mapping)
-		p->mappings[k->mapping].has_functions = true;
+	set_lines(p, id, kind, lines, nlines);
 	itab_insert(&p->location_index, location_hash(k), id);
 	return id;
 }
@@ -188,16 +197,7 @@ uint32_t profile_location_add(struct profile *p, uint32_t mapping, uint64_t addr
 void profile_location_name(struct profile *p, uint32_t id, enum frame_kind kind,
 			   const struct prof_line *lines, uint16_t nlines)
 {
-	struct prof_location *loc = &p->locations[id];
-
-	ALLOC_GROW(p->lines, p->nr_lines + nlines, p->lines_alloc);
-	memcpy(p->lines + p->nr_lines, lines, nlines * sizeof(*lines));
-	loc->first_line = p->nr_lines;
-	loc->nlines = nlines;
-	loc->kind = kind;
-	p->nr_lines += nlines;
-	if (nlines && loc->mapping)
-		p->mappings[loc->mapping].has_functions = true;
+	set_lines(p, id, kind, lines, nlines);
 }
 
 uint32_t profile_special_location(struct profile *p, const char *label)
@@ -416,7 +416,8 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 {
 	struct profile q;
 	struct fold f = { p, &q, gone, ctx };
-	uint32_t *frames = NULL, frames_alloc = 0, i, j, *tids = NULL, nr_tids = 0, tids_alloc = 0;
+	uint32_t *frames = NULL, frames_alloc = 0, i, j;
+	uint32_t *pids = NULL, *tids = NULL, nr_folded = 0, folded_alloc = 0;
 
 	/* Strings, functions and cgroups only grow with what is distinct: they move as they are. */
 	profile_init(&q);
@@ -454,16 +455,21 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 			frames[j] = fold_location(&f, old[j]);
 		s.stack = profile_stack(&q, frames, depth);
 		if (!keep_pids && s.pid && s.pid != PROF_PID_EXITED && pid_gone(&f, s.pid)) {
-			ALLOC_GROW(tids, nr_tids + 1, tids_alloc);
-			tids[nr_tids++] = s.tid;
+			if (nr_folded == folded_alloc) {
+				folded_alloc = folded_alloc ? 2 * folded_alloc : 64;
+				pids = xrealloc(pids, folded_alloc * sizeof(*pids));
+				tids = xrealloc(tids, folded_alloc * sizeof(*tids));
+			}
+			pids[nr_folded] = s.pid;
+			tids[nr_folded++] = s.tid;
 			s.pid = s.tid = PROF_PID_EXITED;
 		}
 		profile_add_sample(&q, &s);
 	}
 	/* The summary counts them still. */
-	for (i = 0; i < f.nr_pids; i++)
-		q.exited_pids += f.pids[i].gone && !keep_pids;
-	q.exited_tids += count_distinct_u32(tids, nr_tids);
+	q.exited_pids += count_distinct_u32(pids, nr_folded);
+	q.exited_tids += count_distinct_u32(tids, nr_folded);
+	free(pids);
 	free(tids);
 	free(frames);
 	free(f.shift);

@@ -215,6 +215,9 @@ void test_fold(void)
 	after = folded(&p, false);
 	CHECK(p.nr_samples == 4 && p.nr_mappings == 4 && p.nr_locations == 6,
 	      "fold: folding twice is folding once (%u locations)", p.nr_locations);
+	CHECK(p.exited_pids == 2 && p.exited_tids == 2,
+	      "fold: the folded processes and threads are counted once (%llu, %llu)",
+	      (unsigned long long)p.exited_pids, (unsigned long long)p.exited_tids);
 	expect_text(after, before, "fold: the output after folding twice");
 	free(after);
 	profile_renumbering_release(&r);
