@@ -135,7 +135,7 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 
 /*
  * Folding waits for this many processes gone, and growth since the last
- * fold of 1 MiB or an eighth, whichever is more: a fold costs some 10 ms
+ * fold of 1 MiB or an eighth, whichever is more: a fold costs some 15 ms
  * per MB of profile.
  */
 #define FOLD_EXITED 256
@@ -157,7 +157,6 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	profile_renumbering_release(&r);
 	reset_cache(c);
 	c->fold_bytes = profile_bytes(c->profile);
-	c->folds++;
 	debug("folded what %u exited processes left: profile %zu KiB to %zu KiB (indexes %zu KiB), "
 	      "%u stacks, in %.1f ms", c->exited, before >> 10, c->fold_bytes >> 10,
 	      profile_index_bytes(c->profile) >> 10, c->profile->nr_stacks, (now_ns() - start) / 1e6);

@@ -167,7 +167,6 @@ size_t count_at_or_below(const void *base, size_t n, size_t size, size_t offset,
 	return lo;
 }
 
-/* A fast 64-bit hash over bytes: eight at a time, multiply and rotate. */
 static int u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -187,6 +186,7 @@ uint64_t count_distinct_u32(uint32_t *v, size_t n)
 	return distinct;
 }
 
+/* A fast 64-bit hash over bytes: eight at a time, multiply and rotate. */
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
 {
 	const unsigned char *p = data;

@@ -33,7 +33,6 @@ struct collector {
 	bool keep_pids;		/* --per-pid: exited processes keep their pids when folded */
 	uint32_t exited;	/* processes forgotten since the last fold */
 	size_t fold_bytes;	/* the profile's size that, with enough exited, folds it */
-	uint32_t folds;
 };
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);
