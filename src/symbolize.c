@@ -584,18 +584,16 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 	bool keyed;
 	uint32_t idx;
 
+	keyed = m->file < 0 && mapped_key(m, &k);
+	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
+			     ITAB_NONE)
+		m->file = s->mapped[idx].file;
 	/*
 	 * A file let go is opened again as this process sees it (it maps the
 	 * file now): the same file, or another with the same build ID.
 	 */
 	if (m->file >= 0)
 		return s->files[m->file]->released ? open_file(s, tgid, m) : s->files[m->file];
-	keyed = mapped_key(m, &k);
-	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
-			     ITAB_NONE) {
-		m->file = s->mapped[idx].file;
-		return s->files[m->file]->released ? open_file(s, tgid, m) : s->files[m->file];
-	}
 	f = open_file(s, tgid, m);
 	if (f && keyed) {
 		k.file = m->file;
