@@ -640,19 +640,9 @@ static const struct dw_range *range_find(const struct dw_range *r, size_t n, uin
 /* The unit whose DIE is at off, or NULL. */
 static struct dw_unit *unit_at(struct dwarf_index *d, Dwarf_Off off)
 {
-	size_t lo = 0, hi = d->nr_units;
+	size_t i = COUNT_AT_OR_BELOW(d->units, d->nr_units, offset, off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->units[mid].offset == off)
-			return &d->units[mid];
-		if (d->units[mid].offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i && d->units[i - 1].offset == off ? &d->units[i - 1] : NULL;
 }
 
 /*
