@@ -40,9 +40,7 @@ static void read_debuglink(struct debuginfo_elf *e, Elf_Scn *scn, bool big_endia
 		return;
 	c = p + crc_off;
 	e->link_name = xstrndup((const char *)p, len);
-	e->link_crc = big_endian ?
-		(uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3] :
-		(uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+	e->link_crc = get_uint(c, 4, big_endian);
 }
 
 int debuginfo_elf_read(struct debuginfo_elf *e, int fd)

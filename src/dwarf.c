@@ -113,25 +113,6 @@ static int wanted_section(const char *name)
 	return -1;
 }
 
-/* An unsigned field of size bytes, in the file's byte order. */
-static uint64_t field(const unsigned char *p, int size, bool big_endian)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < size; i++)
-		v |= (uint64_t)p[big_endian ? size - 1 - i : i] << (8 * i);
-	return v;
-}
-
-static void put_field(unsigned char *p, int size, uint64_t v, bool big_endian)
-{
-	int i;
-
-	for (i = 0; i < size; i++)
-		p[big_endian ? size - 1 - i : i] = v >> (8 * i);
-}
-
 /* Where a section's bytes are in the file, and how many libdw reads. */
 struct scn_bytes {
 	uint64_t offset, len;	/* in the file, past a compression header */
@@ -162,8 +143,8 @@ static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name
 		skip = elf64 ? 24 : 12;
 		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip)
 			return -EINVAL;
-		b->size = elf64 ? field(head + 8, 8, big_endian) : field(head + 4, 4, big_endian);
-		b->zlib = field(head, 4, big_endian) == ELFCOMPRESS_ZLIB;
+		b->size = elf64 ? get_uint(head + 8, 8, big_endian) : get_uint(head + 4, 4, big_endian);
+		b->zlib = get_uint(head, 4, big_endian) == ELFCOMPRESS_ZLIB;
 		b->compressed = true;
 	} else if (!strncmp(name, ".zdebug_", 8)) {
 		/* GNU's: "ZLIB", then the inflated size, big-endian. */
@@ -171,7 +152,7 @@ static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name
 		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip ||
 		    memcmp(head, "ZLIB", 4))
 			return -EINVAL;
-		b->size = field(head + 4, 8, true);
+		b->size = get_uint(head + 4, 8, true);
 		b->zlib = b->compressed = true;
 	}
 	b->offset += skip;
@@ -278,23 +259,23 @@ static void put_ehdr(unsigned char *p, const unsigned char *ident, const GElf_Eh
 	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
 
 	memcpy(p, ident, EI_NIDENT);
-	put_field(p + 16, 2, eh->e_type, msb);
-	put_field(p + 18, 2, eh->e_machine, msb);
-	put_field(p + 20, 4, EV_CURRENT, msb);
+	put_uint(p + 16, 2, eh->e_type, msb);
+	put_uint(p + 18, 2, eh->e_machine, msb);
+	put_uint(p + 20, 4, EV_CURRENT, msb);
 	if (elf64) {
-		put_field(p + 40, 8, shoff, msb);
-		put_field(p + 48, 4, eh->e_flags, msb);
-		put_field(p + 52, 2, sizeof(Elf64_Ehdr), msb);
-		put_field(p + 58, 2, sizeof(Elf64_Shdr), msb);
-		put_field(p + 60, 2, shnum, msb);
-		put_field(p + 62, 2, shnum - 1, msb);	/* the names, last */
+		put_uint(p + 40, 8, shoff, msb);
+		put_uint(p + 48, 4, eh->e_flags, msb);
+		put_uint(p + 52, 2, sizeof(Elf64_Ehdr), msb);
+		put_uint(p + 58, 2, sizeof(Elf64_Shdr), msb);
+		put_uint(p + 60, 2, shnum, msb);
+		put_uint(p + 62, 2, shnum - 1, msb);	/* the names, last */
 	} else {
-		put_field(p + 32, 4, shoff, msb);
-		put_field(p + 36, 4, eh->e_flags, msb);
-		put_field(p + 40, 2, sizeof(Elf32_Ehdr), msb);
-		put_field(p + 46, 2, sizeof(Elf32_Shdr), msb);
-		put_field(p + 48, 2, shnum, msb);
-		put_field(p + 50, 2, shnum - 1, msb);
+		put_uint(p + 32, 4, shoff, msb);
+		put_uint(p + 36, 4, eh->e_flags, msb);
+		put_uint(p + 40, 2, sizeof(Elf32_Ehdr), msb);
+		put_uint(p + 46, 2, sizeof(Elf32_Shdr), msb);
+		put_uint(p + 48, 2, shnum, msb);
+		put_uint(p + 50, 2, shnum - 1, msb);
 	}
 }
 
@@ -303,11 +284,11 @@ static void put_shdr(unsigned char *p, const unsigned char *ident, uint32_t name
 {
 	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
 
-	put_field(p, 4, name, msb);
-	put_field(p + 4, 4, type, msb);
-	put_field(p + (elf64 ? 24 : 16), elf64 ? 8 : 4, offset, msb);
-	put_field(p + (elf64 ? 32 : 20), elf64 ? 8 : 4, size, msb);
-	put_field(p + (elf64 ? 48 : 32), elf64 ? 8 : 4, 1, msb);	/* alignment */
+	put_uint(p, 4, name, msb);
+	put_uint(p + 4, 4, type, msb);
+	put_uint(p + (elf64 ? 24 : 16), elf64 ? 8 : 4, offset, msb);
+	put_uint(p + (elf64 ? 32 : 20), elf64 ? 8 : 4, size, msb);
+	put_uint(p + (elf64 ? 48 : 32), elf64 ? 8 : 4, 1, msb);	/* alignment */
 }
 
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)

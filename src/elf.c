@@ -382,16 +382,6 @@ static bool src_read(const struct elf_src *src, uint64_t off, void *buf, size_t 
 	return pread(src->fd, buf, len, off) == (ssize_t)len;
 }
 
-static uint64_t get_uint(const unsigned char *p, size_t len, bool msb)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		v |= (uint64_t)p[msb ? i : len - 1 - i] << (8 * (len - 1 - i));
-	return v;
-}
-
 /*
  * libelf allocates for every section and program header the ELF header
  * (or section 0, for counts that overflow it) claims, as far as the file

@@ -167,6 +167,24 @@ size_t count_at_or_below(const void *base, size_t n, size_t size, size_t offset,
 	return lo;
 }
 
+uint64_t get_uint(const unsigned char *p, size_t size, bool msb)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[msb ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+void put_uint(unsigned char *p, size_t size, uint64_t v, bool msb)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		p[msb ? size - 1 - i : i] = v >> (8 * i);
+}
+
 static int u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

@@ -52,6 +52,10 @@ char *strbuf_detach(struct strbuf *sb);
 
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed);
 
+/* An unsigned integer of size bytes (up to 8) at p, big-endian if msb, else little-endian. */
+uint64_t get_uint(const unsigned char *p, size_t size, bool msb);
+void put_uint(unsigned char *p, size_t size, uint64_t v, bool msb);
+
 /* How many distinct values v[n] holds; sorts v. */
 uint64_t count_distinct_u32(uint32_t *v, size_t n);
 
