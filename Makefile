@@ -106,24 +106,24 @@ $(O)/tests/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
 # even with -mno-omit-leaf-frame-pointer.
 WORKLOAD_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		   -fno-optimize-sibling-calls -pthread
-$(O)/tests/workloads/%: tests/workloads/%.c
+$(O)/tests/workloads/%: tests/workloads/%.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) -o $@ $< -lm
 # The same without frame pointers, as distributions build: for DWARF unwinding.
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
-$(O)/tests/workloads/split-nofp: tests/workloads/split.c
+$(O)/tests/workloads/split-nofp: tests/workloads/split.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
-$(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c
+$(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
-$(O)/tests/workloads/signal-nofp: tests/workloads/signal.c
+$(O)/tests/workloads/signal-nofp: tests/workloads/signal.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
 # Its unwind tables only in .debug_frame (-g; .eh_frame has crt1's and the
 # PLT's alone), and a stripped copy that has them in its debuglink file.
-$(O)/tests/workloads/split-dframe: tests/workloads/split.c
+$(O)/tests/workloads/split-dframe: tests/workloads/split.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 $(O)/tests/workloads/split-dframe-strip: $(O)/tests/workloads/split-dframe
@@ -134,7 +134,7 @@ $(O)/tests/workloads/split-dframe-strip: $(O)/tests/workloads/split-dframe
 WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp \
 	     $(O)/tests/workloads/signal-nofp $(O)/tests/workloads/split-dframe \
 	     $(O)/tests/workloads/split-dframe-strip
-$(O)/tests/workloads/%: tests/workloads/%.cpp
+$(O)/tests/workloads/%: tests/workloads/%.cpp tests/workloads/work.h
 	$(call msg,CLANG++,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG)++ $(WORKLOAD_CFLAGS) -o $@ $<

@@ -5,18 +5,19 @@
  * template, both called from a namespaced function:
  *   main -> shapes::run_round(unsigned long) -> shapes::Circle::area() const
  *   main -> shapes::run_round(unsigned long) -> compute<double>(double, int)
- * As in split.c, each round runs the same loop 2n and n times, n random in
- * 1..8, so the rounds have no period of their own to alias with sampling.
+ * As in split.c, each round runs chains (work.h) of 2n and n units, n
+ * random in 1..8, so the split is 2:1 on any x86-64 CPU and the rounds have
+ * no period of their own to alias with sampling. Checked with
+ * WL_MEASURE=1 (README, "Test workloads").
  *
  * usage: cxx [SECONDS]   (default 10)
  */
-#include <cstdint>
-#include <cstdlib>
-#include <ctime>
+#include "work.h"
 
-#define UNIT 2000
+#define UNIT 8000	/* chain steps */
 
 volatile uint64_t sink;
+static struct meter meters[] = { { "shapes::Circle::area", 0, 0 }, { "compute<double>", 0, 0 } };
 
 namespace shapes {
 
@@ -31,18 +32,22 @@ private:
 
 double Circle::area() const
 {
-	for (uint64_t i = 0; i < 2 * units_ * UNIT; i++)
-		sink += i ^ (i >> 3);
-	return (double)sink;
+	uint64_t x = sink;
+
+	CHAIN(x, 2 * units_ * UNIT);
+	sink = x;
+	return (double)(x >> 12);
 }
 
 } // namespace shapes
 
 template <typename T> __attribute__((noinline)) T compute(T scale, int units)
 {
-	for (uint64_t i = 0; i < (uint64_t)units * UNIT; i++)
-		sink += i ^ (i >> 3);
-	return scale * (T)sink;
+	uint64_t x = sink;
+
+	CHAIN(x, (uint64_t)units * UNIT);
+	sink = x;
+	return scale * (T)(x >> 12);
 }
 
 namespace shapes {
@@ -50,32 +55,23 @@ namespace shapes {
 __attribute__((noinline)) double run_round(uint64_t units)
 {
 	Circle c(units);
+	double a = 0, b = 0;
 
-	return c.area() + compute<double>(0.5, (int)units);
+	METERED(meters[0], a = c.area());
+	METERED(meters[1], b = compute<double>(0.5, (int)units));
+	return a + b;
 }
 
 } // namespace shapes
-
-static double now()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 10, end = now() + seconds, total = 0;
 	uint64_t x = 88172645463325252ULL;
 
-	while (now() < end) {
-		for (int i = 0; i < 50; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			total += shapes::run_round(1 + x % 8);
-		}
-	}
+	while (now() < end)
+		for (int i = 0; i < 50; i++)
+			total += shapes::run_round(1 + next_random(&x) % 8);
+	report_meters(meters, 2);
 	return total == 1.5 ? 1 : 0;
 }

@@ -4,18 +4,21 @@
  * and main -> sort_once -> qsort -> ... -> by_value. Each round sorts the
  * same shuffled array twice in one and once in the other: a 2:1 split of
  * the time spent under sort_twice and sort_once, most of it inside libc's
- * qsort, which has no frame pointers.
+ * qsort, which has no frame pointers. All three sorts of a round run the
+ * same code on the same data, one after the other, so whatever the CPU
+ * (caches, branch predictors, alignment) does to one it does to the
+ * others. Checked with WL_MEASURE=1 (README, "Test workloads").
  *
  * usage: qsort [SECONDS]   (default 10)
  */
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "work.h"
 
 #define N 4096
 
 static uint32_t data[N], work[N];
+static struct meter meters[] = { { "sort_twice" }, { "sort_once" } };
 
 __attribute__((noinline)) int by_value(const void *a, const void *b)
 {
@@ -41,14 +44,6 @@ __attribute__((noinline)) void sort_once(void)
 	sort_copy();
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 10, end = now() + seconds;
@@ -61,8 +56,9 @@ int main(int argc, char **argv)
 		data[i] = x;
 	}
 	while (now() < end) {
-		sort_twice();
-		sort_once();
+		METERED(meters[0], sort_twice());
+		METERED(meters[1], sort_once());
 	}
+	report_meters(meters, 2);
 	return 0;
 }
