@@ -13,6 +13,7 @@
 /* Symbols as read, with how good a name each is for its address. */
 struct ranked_sym {
 	struct elf_sym sym;
+	bool sized;		/* the table gave its size */
 	unsigned rank;
 	size_t order;		/* as read: the last tie-break */
 };
@@ -53,8 +54,13 @@ static void cut_name(char *names, size_t off)
 	names[off + n] = '\0';
 }
 
-/* Adds a symbol named by the string at t->names + off. */
-static void add_sym_at(struct sym_builder *b, const GElf_Sym *sym, size_t off)
+/*
+ * Adds a symbol named by the string at t->names + off, in section own.
+ * One without a size (crti's _init, a label in assembly) covers up to
+ * the next one, as perf has it, but never past its own section: not
+ * into the PLT.
+ */
+static void add_sym_at(struct sym_builder *b, const GElf_Sym *sym, size_t off, const GElf_Shdr *own)
 {
 	int bind = GELF_ST_BIND(sym->st_info);
 	struct ranked_sym *r;
@@ -63,15 +69,20 @@ static void add_sym_at(struct sym_builder *b, const GElf_Sym *sym, size_t off)
 	r = &b->items[b->nr];
 	r->sym.addr = sym->st_value;
 	r->sym.size = sym->st_size;
+	r->sized = sym->st_size != 0;
+	if (!r->sized && sym->st_value >= own->sh_addr && sym->st_value - own->sh_addr < own->sh_size)
+		r->sym.size = own->sh_size - (sym->st_value - own->sh_addr);
 	r->sym.name = off;
-	/* Prefer global over weak over local names, then sized symbols. */
-	r->rank = (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (sym->st_size != 0);
+	/* Prefer functions, then global over weak over local names, then sized symbols. */
+	r->rank = (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE ? 8 : 0) +
+		  (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + r->sized;
 	r->order = b->nr++;
 }
 
-/* Adds a symbol with a name of its own (not in the string table), appended to the names. */
+/* Adds a sized symbol with a name of its own (not in the string table), appended to the names. */
 static void add_sym(struct sym_builder *b, const GElf_Sym *sym, const char *name)
 {
+	static const GElf_Shdr no_section;
 	struct elf_symtab *t = b->t;
 	size_t n = name_len(name), off = t->names_len;
 
@@ -82,15 +93,23 @@ static void add_sym(struct sym_builder *b, const GElf_Sym *sym, const char *name
 	t->names[off + n] = '\0';
 	t->names_len += n + 1;
 	cut_name(t->names, off);
-	add_sym_at(b, sym, off);
+	add_sym_at(b, sym, off, &no_section);
 }
 
-static bool is_function(const GElf_Sym *sym)
+/*
+ * A function, or a label in code: assembly entry points such as ld.so's
+ * _start are NOTYPE symbols of size 0 in an executable section, and perf
+ * names them too. Sets *own to the symbol's section.
+ */
+static bool is_code(Elf *elf, const GElf_Sym *sym, GElf_Shdr *own)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 
-	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
-	       sym->st_value != 0;
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+	    sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE || sym->st_value == 0 ||
+	    !gelf_getshdr(elf_getscn(elf, sym->st_shndx), own))
+		return false;
+	return type != STT_NOTYPE || (own->sh_flags & SHF_EXECINSTR);
 }
 
 /*
@@ -136,9 +155,10 @@ static size_t read_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const 
 	count = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	for (i = 0; i < count; i++) {
 		GElf_Sym sym;
+		GElf_Shdr own;
 		size_t n;
 
-		if (!gelf_getsym(data, i, &sym) || !is_function(&sym) || sym.st_name >= strings_len)
+		if (!gelf_getsym(data, i, &sym) || !is_code(elf, &sym, &own) || sym.st_name >= strings_len)
 			continue;
 		/* Unterminated inside its table: not a name (elf_strptr() says the same). */
 		n = strnlen(t->names + sym.st_name, strings_len - sym.st_name);
@@ -149,19 +169,7 @@ static size_t read_symbols(struct sym_builder *b, Elf *elf, Elf_Scn *scn, const 
 			continue;
 		t->names[sym.st_name + n] = '\0';
 		cut_name(t->names, sym.st_name);
-		/*
-		 * A symbol without a size (crti's _init, assembly) covers up to the
-		 * next one, but never past its own section: not into the PLT.
-		 */
-		if (!sym.st_size) {
-			Elf_Scn *own = elf_getscn(elf, sym.st_shndx);
-			GElf_Shdr osh;
-
-			if (own && gelf_getshdr(own, &osh) && sym.st_value >= osh.sh_addr &&
-			    sym.st_value - osh.sh_addr < osh.sh_size)
-				sym.st_size = osh.sh_size - (sym.st_value - osh.sh_addr);
-		}
-		add_sym_at(b, &sym, sym.st_name);
+		add_sym_at(b, &sym, sym.st_name, &own);
 		added++;
 	}
 	return added;
@@ -200,18 +208,29 @@ static int ranked_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Sorts the symbols read and keeps the best name at each address. */
+/*
+ * Sorts the symbols read and keeps the best name at each address. A
+ * symbol without a size inside a sized one (a label in a function) is
+ * dropped: it would take the name of the function's rest.
+ */
 static void finish_symbols(struct sym_builder *b)
 {
 	struct elf_symtab *t = b->t;
+	uint64_t sized_end = 0;
 	size_t i;
 
 	if (b->nr)
 		qsort(b->items, b->nr, sizeof(*b->items), ranked_cmp);
 	t->syms = xmalloc((b->nr ? b->nr : 1) * sizeof(*t->syms));
-	for (i = 0; i < b->nr; i++)
-		if (!t->nr || t->syms[t->nr - 1].addr != b->items[i].sym.addr)
-			t->syms[t->nr++] = b->items[i].sym;
+	for (i = 0; i < b->nr; i++) {
+		const struct ranked_sym *r = &b->items[i];
+
+		if ((!t->nr || t->syms[t->nr - 1].addr != r->sym.addr) &&
+		    (r->sized || r->sym.addr >= sized_end))
+			t->syms[t->nr++] = r->sym;
+		if (r->sized && r->sym.addr + r->sym.size > sized_end)
+			sized_end = r->sym.addr + r->sym.size;
+	}
 	free(b->items);
 }
 
@@ -272,7 +291,8 @@ static void add_plt_symbols(struct sym_builder *b, Elf *elf, const GElf_Ehdr *eh
 	}
 }
 
-static int read_elf(struct elf_symtab *t, Elf *elf)
+/* Reads elf's symbols and segments; the PLT stubs' names from plt_elf's relocations. */
+static int read_elf(struct elf_symtab *t, Elf *elf, Elf *plt_elf)
 {
 	struct sym_builder b = { .t = t };
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
@@ -320,7 +340,10 @@ static int read_elf(struct elf_symtab *t, Elf *elf)
 		t->names = xcalloc(1, 1);
 		t->names_len = b.names_alloc = 1;
 	}
-	add_plt_symbols(&b, elf, &eh);
+	if (plt_elf != elf && !gelf_getehdr(plt_elf, &eh))
+		plt_elf = NULL;
+	if (plt_elf)
+		add_plt_symbols(&b, plt_elf, &eh);
 	/* Kept as long as the file: no room to grow (a PLT name doubles a copied string table). */
 	t->names = xrealloc(t->names, t->names_len);
 	finish_symbols(&b);
@@ -337,16 +360,24 @@ static void init_libelf(void)
 	}
 }
 
-/* Reads an opened Elf handle (NULL if libelf could not open it) and ends it. */
-static int read_and_end(struct elf_symtab *t, Elf *elf)
+/*
+ * Reads an opened Elf handle (NULL if libelf could not open it), its PLT
+ * from plt_elf's (NULL: its own), and ends both.
+ */
+static int read_and_end(struct elf_symtab *t, Elf *elf, Elf *plt_elf)
 {
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (!elf)
+	if (!elf) {
+		if (plt_elf)
+			elf_end(plt_elf);
 		return -ENOEXEC;
-	err = elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : -ENOEXEC;
+	}
+	err = elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf, plt_elf ? plt_elf : elf) : -ENOEXEC;
 	elf_end(elf);
+	if (plt_elf)
+		elf_end(plt_elf);
 	if (err)
 		elf_symtab_release(t);
 	return err;
@@ -354,12 +385,24 @@ static int read_and_end(struct elf_symtab *t, Elf *elf)
 
 int elf_symtab_read_fd(struct elf_symtab *t, int fd)
 {
-	return read_and_end(t, elf_open_fd(fd));
+	return read_and_end(t, elf_open_fd(fd), NULL);
+}
+
+int elf_symtab_read_debug_fd(struct elf_symtab *t, int fd, int bin_fd)
+{
+	Elf *bin = elf_open_fd(bin_fd);
+
+	if (bin && elf_kind(bin) != ELF_K_ELF) {
+		elf_end(bin);
+		bin = NULL;
+	}
+	/* Without the binary, its stubs go unnamed: an empty PLT is no error. */
+	return read_and_end(t, elf_open_fd(fd), bin);
 }
 
 int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size)
 {
-	return read_and_end(t, elf_open_mem(image, size));
+	return read_and_end(t, elf_open_mem(image, size), NULL);
 }
 
 /* Opening, within limits -------------------------------------------------- */

@@ -369,7 +369,7 @@ static void load_debug_info(const struct procs *ps, uint32_t tgid, struct symfil
 		dfd = find_debug_file(ps, tgid, f, &bin);
 	if (dfd >= 0) {
 		debug("debug file of '%s': '%s'", f->path, f->debug_path);
-		if (!f->syms.from_symtab && (err = elf_symtab_read_fd(&f->debug_syms, dfd)))
+		if (!f->syms.from_symtab && (err = elf_symtab_read_debug_fd(&f->debug_syms, dfd, fd)))
 			debug("cannot read the symbols of '%s': %s", f->debug_path, strerror(-err));
 	} else if (dfd != -ENOENT) {
 		debug("no debug file for '%s': %s", f->path,

@@ -62,6 +62,12 @@ Elf *elf_open_mem(const void *image, size_t size);
 Elf_Data *elf_section_data(Elf_Scn *scn, uint64_t max);
 
 int elf_symtab_read_fd(struct elf_symtab *t, int fd);
+/*
+ * The symbols of a separate debug file (fd) of the binary on bin_fd: its
+ * PLT stubs named from the binary's relocations, which the debug file
+ * keeps only as headers.
+ */
+int elf_symtab_read_debug_fd(struct elf_symtab *t, int fd, int bin_fd);
 /* The GNU build ID in a note section, as hex into hex[2 * BUILD_ID_MAX + 1]; false if none. */
 bool elf_note_build_id(Elf_Scn *scn, char *hex);
 int elf_symtab_read_mem(struct elf_symtab *t, const void *image, size_t size);

@@ -131,7 +131,8 @@ static int read_nm(const char *path, struct nm_sym **out)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %llx %c %127s", &s.addr, &s.size, &s.type, s.name) == 4) {
+		if (sscanf(line, "%llx %llx %c %127s", &s.addr, &s.size, &s.type, s.name) == 4 ||
+		    (sscanf(line, "%llx %c %127s", &s.addr, &s.type, s.name) == 3 && !(s.size = 0))) {
 			v = xrealloc(v, (n + 1) * sizeof(*v));
 			v[n++] = s;
 		}
@@ -164,8 +165,8 @@ static void check_fixture(const char *lib, const char *nm_file, bool stripped)
 
 		if (!strchr("TtW", nm[i].type))
 			continue;
-		if (strncmp(nm[i].name, "fixture_", 8))
-			continue;
+		if (strncmp(nm[i].name, "fixture_", 8) || !nm[i].size)
+			continue;	/* labels: check_labels */
 		if (stripped && nm[i].type == 't')
 			continue;	/* local: gone with .symtab */
 		want++;
@@ -180,6 +181,53 @@ static void check_fixture(const char *lib, const char *nm_file, bool stripped)
 	elf_symtab_release(&t);
 }
 
+/* The address nm gives NAME, or 0. */
+static unsigned long long nm_addr(const struct nm_sym *nm, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(nm[i].name, name))
+			return nm[i].addr;
+	return 0;
+}
+
+/* The name the reader gives an address, or "". */
+static const char *name_at(const struct elf_symtab *t, uint64_t addr)
+{
+	const struct elf_sym *s = elf_symtab_lookup(t, addr);
+
+	return s ? elf_sym_name(t, s) : "";
+}
+
+/* Labels (no type, no size) cover up to the next symbol, as perf has it, but not inside a function. */
+static void check_labels(void)
+{
+	char path[512];
+	struct elf_symtab t;
+	struct nm_sym *nm = NULL;
+	unsigned long long entry, next, sized, inner;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "%s/libfixture.nm", unit_fixtures);
+	n = read_nm(path, &nm);
+	entry = nm_addr(nm, n, "fixture_entry");
+	next = nm_addr(nm, n, "fixture_entry_next");
+	sized = nm_addr(nm, n, "fixture_sized");
+	inner = nm_addr(nm, n, "fixture_sized_inner");
+	free(nm);
+	snprintf(path, sizeof(path), "%s/libfixture.so", unit_fixtures);
+	fd = open(path, O_RDONLY);
+	if (!CHECK(entry && next && sized && inner && fd >= 0 && !elf_symtab_read_fd(&t, fd),
+		   "elf: fixture labels in nm's listing and the library read"))
+		return;
+	close(fd);
+	CHECK(!strcmp(name_at(&t, entry + 3), "fixture_entry") &&
+	      !strcmp(name_at(&t, next + 3), "fixture_entry_next"),
+	      "elf: a label with no type or size names the code up to the next one (ld.so's _start)");
+	CHECK(!strcmp(name_at(&t, inner), "fixture_sized") && !strcmp(name_at(&t, inner + 3), "fixture_sized"),
+	      "elf: a label inside a sized function leaves the function its name");
+	elf_symtab_release(&t);
+}
+
 void test_elf(void)
 {
 	struct elf_symtab t;
@@ -188,6 +236,7 @@ void test_elf(void)
 
 	check_fixture("libfixture.so", "libfixture.nm", false);
 	check_fixture("libfixture-stripped.so", "libfixture.nm", true);
+	check_labels();
 
 	memset(&t, 0, sizeof(t));
 	t.segs = (struct elf_segment[]){ { 0, 0x1000, 0, 0x1000 }, { 0x1000, 0x2000, 0x401000, 0x2000 } };
