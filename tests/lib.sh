@@ -54,6 +54,43 @@ sum_matching() {
 	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { print t + 0 }' "$1"
 }
 
+# profile_until_done OUT.folded PID [BPFPROF ARGS...]: profiles the whole
+# system from before PID's work starts until PID has ended, however long a
+# loaded machine makes it take. PID waits for "$T/go" before it starts.
+profile_until_done() {
+	local out=$1 pid=$2 prof
+	shift 2
+	$BPFPROF "$@" -o "$out" 2> "${out%.*}.err" &
+	prof=$!
+	sleep 0.5
+	touch "$T/go"
+	wait "$pid"
+	sleep 0.2
+	kill -TERM $prof
+	wait $prof
+	rm -f "$T/go"
+}
+wait_go() { while [ ! -e "$T/go" ]; do sleep 0.05; done; }
+
+# cpu_ns PID: the CPU time the process's live threads have had, in ns (schedstat).
+cpu_ns() { cat /proc/$1/task/*/schedstat 2> /dev/null | awk '{ t += $1 } END { printf "%.0f", t }'; }
+now_ns() { date +%s%N; }
+
+# with_cpu_share PID COMMAND...: runs COMMAND, with its exit status, and sets
+# SHARE to the share of one CPU the process had meanwhile (1.0: running all
+# along), so a test can expect samples for the CPU time the process really
+# got on a machine other processes load too.
+with_cpu_share() {
+	local pid=$1 c0 w0 c1 w1 rc
+	shift
+	c0=$(cpu_ns "$pid"); w0=$(now_ns)
+	"$@"
+	rc=$?
+	c1=$(cpu_ns "$pid"); w1=$(now_ns)
+	SHARE=$(awk -v c=$((c1 - c0)) -v w=$((w1 - w0)) 'BEGIN { printf "%.4f", (w > 0 ? c / w : 0) }')
+	return $rc
+}
+
 # within VALUE LOW HIGH: LOW <= VALUE <= HIGH (decimals allowed).
 within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
 

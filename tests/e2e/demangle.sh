@@ -14,7 +14,7 @@ CALLER='shapes::run_round(unsigned long)'
 start_workload cxx $((SECONDS_RUN + 3))
 pid=$!
 sleep 0.3
-$BPFPROF -F 999 -d $SECONDS_RUN -p $pid -o "$T/cxx.folded" -o "$T/cxx.pb.gz" 2> "$T/cxx.err"
+$BPFPROF -F 4999 -d $SECONDS_RUN -p $pid -o "$T/cxx.folded" -o "$T/cxx.pb.gz" 2> "$T/cxx.err"
 rc=$?
 check "cxx: exit status 0" [ $rc = 0 ]
 total=$(folded_total "$T/cxx.folded")

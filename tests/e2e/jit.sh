@@ -25,7 +25,7 @@ map=/tmp/perf-$pid.map
 # listed before sampling starts.
 sleep 2
 check "node writes $map" [ -s "$map" ]
-$BPFPROF -F 999 -d $SECONDS_RUN -p $pid -o "$T/jit.folded" -o "$T/jit.pb.gz" 2> "$T/jit.err"
+$BPFPROF -F 4999 -d $SECONDS_RUN -p $pid -o "$T/jit.folded" -o "$T/jit.pb.gz" 2> "$T/jit.err"
 rc=$?
 check "node: exit status 0" [ $rc = 0 ]
 total=$(folded_total "$T/jit.folded")

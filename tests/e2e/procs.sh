@@ -8,15 +8,13 @@
 # share NUM DEN: NUM/DEN as a percentage, 1 decimal.
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 
-# 1. A storm: 300 processes of 10-50 ms each, two at a time, profiled system-wide
-# with 1 s drains: most are gone before the drain that reads their samples.
-(for i in $(seq 150); do
-	"$WL/burst" $((10 + RANDOM % 40)) & "$WL/burst" $((10 + RANDOM % 40)); wait
-done) &
+# 1. A storm: 120 processes of 25 ms of CPU each, two at a time, profiled
+# system-wide with 1 s drains and frame-pointer stacks: most are gone before
+# the drain that reads their samples.
+(wait_go; for i in $(seq 60); do "$WL/burst" 25 & "$WL/burst" 25; wait; done) &
 storm=$!
 BG_PIDS+=($storm)
-$BPFPROF -F 999 -d 6 -o "$T/storm.folded" 2> "$T/storm.err"
-wait $storm
+profile_until_done "$T/storm.folded" $storm -F 999 --unwind fp
 # Samples in the burst binary's own code: named main/burst_work, or [burst+0x...] when not.
 awk '/^burst;/ {
 	n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
@@ -25,31 +23,45 @@ awk '/^burst;/ {
 } END { print named + 0, unnamed + 0 }' "$T/storm.folded" > "$T/storm.count"
 read -r named unnamed < "$T/storm.count"
 procs=$(sed -n 's/^bpfprof: \([0-9]*\) processes.*/\1/p' "$T/storm.err")
-if [ "$named" -gt 3000 ] && within "$(share "$named" $((named + unnamed)))" 95 100; then
+if [ "$named" -gt 2000 ] && within "$(share "$named" $((named + unnamed)))" 99 100; then
 	ok "storm: $(share "$named" $((named + unnamed)))% of $((named + unnamed)) samples in the exited processes' code are named ($procs processes)"
 else
 	not_ok "storm: $named named, $unnamed unnamed samples in the burst binary"
 	grep '^burst;' "$T/storm.folded" | sort -t' ' -k2 -rn | head -5 | sed 's/^/#   /'
 fi
+# Each process burns 25 ms of its own CPU clock in burst_work: 120 x 25 ms
+# at 999 Hz. (Exec, ld.so and exit around it cost what the host makes them.)
 total=$(sum_matching "$T/storm.folded" '^burst;')
 burst_work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
-check "storm: $(share "$burst_work" "$total")% of all burst samples are in main;burst_work (>= 85%: the rest is exec and exit)" \
-	within "$(share "$burst_work" "$total")" 85 100
+expect=$((999 * 120 * 25 / 1000))
+check "storm: $burst_work samples in main;burst_work, 120 x 25 ms at 999 Hz = $expect (+-10%)" \
+	within "$burst_work" $((expect * 90 / 100)) $((expect * 110 / 100))
+# Every frame named: no [unknown] (an address in no known mapping) and no
+# [file+0x...] (no symbol). What stays is where frame pointers fail: ld.so
+# has none, so a walk from its code can go astray.
+whole=$(awk '/^burst;/ { n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+	if (s !~ /\[unknown\]|\[[^];]*\+0x[0-9a-f]+\]/) w += n } END { print w + 0 }' "$T/storm.folded")
+if within "$(share "$whole" "$total")" 96 100; then
+	ok "storm: $(share "$whole" "$total")% of $total samples of the short processes have every frame named"
+else
+	not_ok "storm: $whole of $total samples of the short processes have every frame named, want 96%"
+	grep '^burst;' "$T/storm.folded" | grep '\[unknown\]\|+0x' | awk '{print $NF, $0}' | sort -rn | head -5 |
+		cut -c1-200 | sed 's/^/#   /'
+fi
 
 # 1b. Churn: thousands of short processes. What the exited ones leave is
 # folded (their mappings of a file into one, their samples' pids dropped), so
 # the profile grows with programs, not processes; every sample stays, named.
-(for i in $(seq 3000); do "$WL/burst" 1; /bin/true; done) > /dev/null &
+(wait_go; for i in $(seq 1500); do "$WL/burst" 1; /bin/true; done) > /dev/null &
 churn=$!
 BG_PIDS+=($churn)
-$BPFPROF -vv -F 999 -d 8 -o "$T/churn.folded" -o "$T/churn.pb.gz" 2> "$T/churn.err"
-kill $churn 2> /dev/null
+profile_until_done "$T/churn.folded" $churn -vv -F 999 -o "$T/churn.pb.gz"
 folds=$(grep -c '^bpfprof: folded what' "$T/churn.err")
 procs=$(sed -n 's/^bpfprof: \([0-9]*\) processes.*/\1/p' "$T/churn.err")
 if [ "$folds" -ge 1 ] && [ "${procs:-0}" -ge 1000 ]; then
 	ok "churn: what exited processes left was folded $folds time(s); $procs processes counted"
 else
-	not_ok "churn: $folds folds, ${procs:-no} processes counted"; grep -v '^libbpf' "$T/churn.err" | diag /dev/stdin
+	not_ok "churn: $folds folds, ${procs:-no} processes counted (want 1000)"; grep -v '^libbpf' "$T/churn.err" | diag /dev/stdin
 fi
 total=$(folded_total "$T/churn.folded")
 go tool pprof -raw "$T/churn.pb.gz" > /dev/null 2> "$T/churn.pprof.err"
@@ -98,7 +110,7 @@ $BPFPROF -F 999 -d 3 -o "$T/deleted.folded" 2> /dev/null
 for who in deleted replaced; do
 	n=$(sum_matching "$T/deleted.folded" "^$who-split;.*;split_caller;split_(two|one)_third")
 	all=$(sum_matching "$T/deleted.folded" "^$who-split;")
-	if [ "$all" -gt 1000 ] && within "$(share "$n" "$all")" 95 100; then
+	if [ "$all" -gt 200 ] && within "$(share "$n" "$all")" 95 100; then
 		ok "$who binary: $n of $all samples still name split_caller's callees"
 	else
 		not_ok "$who binary: $n of $all samples named"; grep "^$who" "$T/deleted.folded" | head -3
@@ -111,7 +123,7 @@ BG_PIDS+=($!)
 $BPFPROF -F 999 -d 4 --interval 3 -o "$T/memfd.folded" 2> /dev/null
 n=$(sum_matching "$T/memfd.folded" '^memfd:bpfprof-t;.*;split_caller;split_(two|one)_third')
 all=$(sum_matching "$T/memfd.folded" '^memfd:bpfprof-t;')
-if [ "$all" -gt 500 ] && within "$(share "$n" "$all")" 95 100; then
+if [ "$all" -gt 200 ] && within "$(share "$n" "$all")" 95 100; then
 	ok "memfd binary, gone before the drain: $n of $all samples named"
 else
 	not_ok "memfd binary: $n of $all samples named"; grep '^memfd' "$T/memfd.folded" | head -3
@@ -127,7 +139,7 @@ check "the namespace's binary is invisible from here" [ ! -e "/tmp/bpfprof-ns-$$
 $BPFPROF -F 999 -d 2 -o "$T/ns.folded" 2> /dev/null
 n=$(sum_matching "$T/ns.folded" '^ns-split;.*;split_caller;split_(two|one)_third')
 all=$(sum_matching "$T/ns.folded" '^ns-split;')
-if [ "$all" -gt 1000 ] && within "$(share "$n" "$all")" 95 100; then
+if [ "$all" -gt 200 ] && within "$(share "$n" "$all")" 95 100; then
 	ok "a binary only inside a mount namespace: $n of $all samples named"
 else
 	not_ok "mount namespace binary: $n of $all samples named"; grep '^ns-split' "$T/ns.folded" | head -3

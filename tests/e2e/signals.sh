@@ -105,15 +105,19 @@ for sig in INT TERM HUP; do
 		bash -c "[ ! -e '$T/w2.svg' ] && ! ls -A '$T' | grep -q '^\.'"
 done
 
-# In the middle of a file: signalled as soon as its temporary file grows.
+# In the middle of a file: caught stopped with a temporary file begun (so
+# however fast a machine writes, or slowly a loaded one polls), then signalled.
 $BPFPROF -F 999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
 prof=$!
 grown=
-for i in $(seq 1000); do
+for i in $(seq 5000); do
+	kill -STOP $prof 2> /dev/null || break
 	if [ -n "$(find "$T" -maxdepth 1 -name '.big.*' -size +0c)" ]; then grown=1; break; fi
-	sleep 0.01
+	kill -CONT $prof
+	sleep 0.002
 done
 kill -INT $prof
+kill -CONT $prof
 wait $prof 2> /dev/null
 rc=$?
 whole=0 absent=0

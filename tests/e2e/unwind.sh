@@ -3,8 +3,11 @@
 # unwound from each sample's stack copy with the binaries' CFI.
 . tests/lib.sh
 
-F=9999
-SECONDS_RUN=4
+# 4999 Hz: at 9999 Hz a machine whose CPUs other processes load too cannot
+# unwind every sample in time, and the ring buffer drops the largest first:
+# samples in the signal handler, whose stack holds the signal frame.
+F=4999
+SECONDS_RUN=6
 
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 
@@ -23,7 +26,7 @@ profile() {
 profile nofp-dwarf dwarf split-nofp $((SECONDS_RUN + 2))
 total=$(folded_total "$T/nofp-dwarf.folded")
 full=$(sum_matching "$T/nofp-dwarf.folded" '^split-nofp;_start;__libc_start_main;__libc_start_call_main;main;split_caller;split_(two_thirds|one_third)(;|$)')
-if [ "$total" -gt 20000 ] && within "$(share "$full" "$total")" 95 100; then
+if [ "$total" -gt 10000 ] && within "$(share "$full" "$total")" 95 100; then
 	ok "no frame pointers, --unwind dwarf: $(share "$full" "$total")% of $total samples show _start...main;split_caller;leaf"
 else
 	not_ok "no frame pointers, --unwind dwarf: $full of $total samples show the whole chain"
@@ -102,13 +105,12 @@ done
 # 5. A storm of processes of 10-50 ms, two at a time, most gone before their
 # samples are read: mappings and CFI come from the process tracking, and a
 # sample of a process just forked or exec'd waits for the side-band to say so.
-(for i in $(seq 150); do
+(wait_go; for i in $(seq 150); do
 	"$WL/burst" $((10 + RANDOM % 40)) & "$WL/burst" $((10 + RANDOM % 40)); wait
 done) &
 storm=$!
 BG_PIDS+=($storm)
-$BPFPROF --unwind dwarf -F 999 -d 6 -o "$T/storm.folded" 2> "$T/storm.err"
-wait $storm
+profile_until_done "$T/storm.folded" $storm --unwind dwarf -F 999
 all=$(sum_matching "$T/storm.folded" '^burst;')
 work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
 whole=$(sum_matching "$T/storm.folded" '^burst;_start;__libc_start_main;__libc_start_call_main;main;burst_work(;|$)')
@@ -140,12 +142,14 @@ else
 fi
 
 # 7. Deep recursion (300 frames): cut cleanly at 127 user frames, marked [truncated], no garbage.
+# The leaf reads the clock through the vDSO, where an address before its first
+# symbol (a local function, on some kernel builds) is honestly [vdso+0xOFF].
 for mode in dwarf fp; do
 	profile deep-$mode $mode deep $((SECONDS_RUN + 2)) 300
 	total=$(folded_total "$T/deep-$mode.folded")
 	cut_ok=$(sum_matching "$T/deep-$mode.folded" '^(deep;\[truncated\];deep_recurse;|\[lost: ring buffer full\]$)')
 	garbage=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
-		for (i = 3; i <= k; i++) if (f[i] !~ /^(deep_recurse|deep_leaf|now_\[i\]|clock_gettime(@plt)?|__vdso_clock_gettime|.*_\[k\])$/) { print f[i]; exit } }' "$T/deep-$mode.folded")
+		for (i = 3; i <= k; i++) if (f[i] !~ /^(deep_recurse|deep_leaf|now_\[i\]|clock_gettime(@plt)?|__vdso_clock_gettime|\[vdso\+0x[0-9a-f]+\]|.*_\[k\])$/) { print f[i]; exit } }' "$T/deep-$mode.folded")
 	depth=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = gsub(/deep_recurse/, "", s); if (n > m) m = n } END { print m }' "$T/deep-$mode.folded")
 	if [ "$total" -gt 5000 ] && [ "$cut_ok" = "$total" ] && [ -z "$garbage" ] && [ "$depth" -le 127 ]; then
 		ok "300-deep recursion, --unwind $mode: every stack cut at $depth deep_recurse frames under [truncated], no other frame"
