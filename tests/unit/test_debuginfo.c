@@ -773,6 +773,34 @@ static void test_symbolizer(void)
 	elf_symtab_release(&full);
 }
 
+/*
+ * The vDSO, named from the running kernel's image, which every process
+ * shares: its clock_gettime, as this process's dynamic linker finds it.
+ */
+static void test_vdso(void)
+{
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct symbolizer s;
+	struct profile p;
+	uint64_t ip = (uint64_t)(uintptr_t)fn + 4;	/* inside it, past its first instruction */
+	uint32_t loc, line;
+	const char *file, *name = "";
+
+	if (!CHECK(fn, "vdso: the dynamic linker finds __vdso_clock_gettime (%s)", h ? "" : dlerror()))
+		return;
+	symbolizer_init(&s);
+	profile_init(&p);
+	symbolize_user_stack(&s, &p, getpid(), 0, &ip, 1, &loc);
+	if (p.locations[loc].nlines)
+		name = loc_function(&p, loc, 0, &file, &line);
+	CHECK(!strcmp(name, "__vdso_clock_gettime"), "vdso: an address in it named from the kernel's "
+	      "image (%s)", name);
+	profile_release(&p);
+	symbolizer_release(&s);
+	dlclose(h);
+}
+
 /* Folded output: inlined calls marked ------------------------------------ */
 
 static void test_folded_inline(void)
@@ -824,5 +852,6 @@ void test_debuginfo(void)
 	check_fixture_dwarf("libdbg.debug compressed (GNU's .zdebug)", "libdbg-zgnu.debug");
 	test_libc();
 	test_symbolizer();
+	test_vdso();
 	test_folded_inline();
 }
