@@ -312,6 +312,23 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	st->v[STAT_DWARF_SENT]++;
 }
 
+/*
+ * exec counts its generation at sched_process_exec, a few steps after the
+ * new program's registers are set: a sample in between, still in execve
+ * with the user sp at the new stack's top, is the new program's.
+ */
+static __always_inline bool new_program_in_exec(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if (!bpf_core_field_exists(task->in_execve) ||
+	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) || !task->mm)
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	return regs->sp == task->mm->start_stack;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -349,6 +366,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	gen = bpf_map_lookup_elem(&proc_gen, &key.tgid);
 	key.gen = gen ? *gen : 0;
+	if (!user_mode && new_program_in_exec())
+		key.gen++;
 
 	if (dwarf_unwind) {
 		send_for_unwinding(ctx, &key, st, user_mode);

@@ -267,6 +267,24 @@ static bool read_maps(struct procs *ps, struct proc *p, struct proc_image *img)
 	return ok;
 }
 
+/*
+ * A generation the side-band has not told of: a live process's /proc shows
+ * it, and every record before now. If the process is gone, nothing is known.
+ */
+static struct proc_image *image_from_proc(struct procs *ps, struct proc *p, uint32_t gen)
+{
+	uint64_t now = now_ns();
+
+	if (!read_maps(ps, p, new_image(p, gen))) {
+		procmaps_free(current_image(p)->maps, current_image(p)->nr_maps);
+		p->nr_images--;
+		p->gone_ns = now;
+		return NULL;
+	}
+	p->known_since = now;
+	return current_image(p);
+}
+
 struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen)
 {
 	struct proc *p = procs_find(ps, tgid);
@@ -274,9 +292,7 @@ struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen)
 	if (p)
 		return p;
 	p = add_proc(ps, tgid);
-	p->known_since = now_ns();
-	if (!read_maps(ps, p, new_image(p, gen)))
-		p->gone_ns = p->known_since;
+	image_from_proc(ps, p, gen);
 	return p;
 }
 
@@ -400,6 +416,39 @@ static struct proc_map *find_map(struct proc_image *img, uint64_t addr)
 	return i && addr < img->maps[i - 1].end ? &img->maps[i - 1] : NULL;
 }
 
+/*
+ * Side-band records may have been lost: a live process's /proc can still
+ * tell of the generation it is in. Records written meanwhile are learnt
+ * after the read: if one began a new generation (an exec the side-band had
+ * not yet told of), what was read may be the next program's, not this one's.
+ */
+static bool reread_current(struct procs *ps, struct proc *p)
+{
+	struct proc_image fresh = { .gen = current_image(p)->gen };
+	uint32_t gen = fresh.gen;
+
+	if (!read_maps(ps, p, &fresh)) {
+		p->gone_ns = now_ns();
+		return false;
+	}
+	if (ps->catch_up)
+		ps->catch_up(ps->catch_up_ctx);
+	if (current_image(p)->gen != gen) {
+		procmaps_free(fresh.maps, fresh.nr_maps);
+		return false;
+	}
+	procmaps_free(current_image(p)->maps, current_image(p)->nr_maps);
+	current_image(p)->maps = fresh.maps;
+	current_image(p)->nr_maps = current_image(p)->maps_alloc = fresh.nr_maps;
+	return true;
+}
+
+/* /proc/PID/maps can tell more: the process lives, and it was not read this drain. */
+static bool may_read_maps(const struct procs *ps, const struct proc *p)
+{
+	return !p->gone_ns && p->read_generation != ps->generation;
+}
+
 struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr)
 {
 	struct proc_image *img = NULL, *cur = current_image(p);
@@ -409,20 +458,16 @@ struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, u
 	for (i = p->nr_images; i-- > 0 && !img;)
 		if (p->images[i].gen == gen)
 			img = &p->images[i];
-	if (!img)
-		img = cur;
-	if (!img) {
-		if (p->gone_ns || p->read_generation == ps->generation)
-			return NULL;
-		img = cur = new_image(p, gen);
+	/* Newer than the side-band told (records lost): the live process shows it. */
+	if (!img && (!cur || gen > cur->gen) && may_read_maps(ps, p)) {
+		img = image_from_proc(ps, p, gen);
+		cur = current_image(p);
 	}
+	if (!img && !(img = cur))	/* else the best guess left */
+		return NULL;
 	m = find_map(img, addr);
-	/* Side-band records may have been lost: a live process can still tell. */
-	if (!m && img == cur && !p->gone_ns && p->read_generation != ps->generation) {
-		if (!read_maps(ps, p, cur))
-			p->gone_ns = now_ns();
-		m = find_map(cur, addr);
-	}
+	if (!m && img == cur && cur->gen == gen && may_read_maps(ps, p) && reread_current(ps, p))
+		m = find_map(current_image(p), addr);
 	return m;
 }
 

@@ -335,16 +335,21 @@ static void read_sideband(struct session *ss)
 		sideband_read(ss->sideband, symbolizer_track, &ss->sym);
 }
 
+static void catch_up(void *ctx)
+{
+	read_sideband(ctx);
+}
+
 static void on_sample(void *ctx, const struct raw_sample *rs)
 {
 	struct session *ss = ctx;
 
 	/*
-	 * --unwind dwarf unwinds a sample as it is read, and one read can take
-	 * many, newer than the side-band last read: a process not known yet
-	 * (just forked, or exec'd) is learnt of first.
+	 * A sample read between drains (--unwind dwarf's, or one the maps could
+	 * not take, sent whole) is newer than the side-band last read: a process
+	 * not known yet (just forked, or exec'd) is learnt of first.
 	 */
-	if (rs->user && !procs_known(&ss->sym.procs, rs->tgid, rs->gen))
+	if ((rs->user || rs->ustack.n) && !procs_known(&ss->sym.procs, rs->tgid, rs->gen))
 		read_sideband(ss);
 	collector_add(&ss->coll, rs);
 }
@@ -553,8 +558,12 @@ static void track_processes(struct session *ss)
 		sideband_free(ss->sideband);
 		ss->sideband = NULL;
 	}
-	if (!err)
+	if (!err) {
 		free(cpus);
+		/* A /proc read for a missing mapping is checked against the records after it. */
+		ss->sym.procs.catch_up = catch_up;
+		ss->sym.procs.catch_up_ctx = ss;
+	}
 	symbolizer_scan(&ss->sym, process_gen, ss);
 }
 

@@ -56,6 +56,9 @@ struct procs {
 	struct itab index;
 	uint64_t generation;	/* bumped once per drain */
 	char *proc_root;	/* "/proc" unless a test points elsewhere */
+	/* Applies the side-band records written so far (NULL: there are none). */
+	void (*catch_up)(void *ctx);
+	void *catch_up_ctx;
 };
 
 void procs_init(struct procs *ps);
@@ -65,7 +68,11 @@ void procs_release(struct procs *ps);
 struct proc *procs_find(struct procs *ps, uint32_t tgid);
 /* Whether the process's generation gen is known (from /proc or the side-band). */
 bool procs_known(struct procs *ps, uint32_t tgid, uint32_t gen);
-/* The process, created from /proc/PID/maps (as generation gen) if it was never seen. */
+/*
+ * The process, created from /proc/PID/maps (as generation gen) if it was
+ * never seen; if it is gone too, nothing is known, and its side-band records
+ * read later still are.
+ */
 struct proc *procs_get(struct procs *ps, uint32_t tgid, uint32_t gen);
 /*
  * Records every process alive now from /proc, each as the generation
@@ -81,9 +88,12 @@ void procs_scan(struct procs *ps, uint32_t (*current_gen)(void *ctx, uint32_t tg
 struct proc_map *procs_apply(struct procs *ps, const struct sb_event *ev, struct proc **owner);
 
 /*
- * The mapping covering addr in the image of generation gen (else the
- * current image). If none covers it and the process still lives, the
- * current image is read again from /proc (at most once per drain).
+ * The mapping covering addr in the image of generation gen. A generation
+ * newer than the side-band told is read from /proc while the process lives;
+ * another not known falls back to the current image. If no mapping covers
+ * addr in the current image and it is gen's, it is read again from /proc (at
+ * most once per drain), unless records read after (catch_up) began a newer
+ * generation: /proc shows the process now, never an earlier generation.
  */
 struct proc_map *proc_find_map(struct procs *ps, struct proc *p, uint32_t gen, uint64_t addr);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfprof/cli.h"
@@ -112,6 +113,124 @@ void test_procmaps(void)
 	      "maps: end before start is refused");
 	CHECK(procmaps_parse("", &maps, &nr) == 0 && nr == 0, "maps: empty (exited process)");
 	free(maps);
+}
+
+/* Side-band records for test_proc_generations, pid 200 unless said. */
+static void apply(struct procs *ps, enum sb_type type, uint32_t pid, uint64_t time)
+{
+	struct sb_event ev = { .type = type, .pid = pid, .tid = pid, .time = time };
+	struct proc *owner;
+
+	if (type == SB_FORK) {
+		ev.fork.ppid = 100;
+	} else {
+		ev.comm.exec = true;
+		ev.comm.comm = "burst";
+	}
+	procs_apply(ps, &ev, &owner);
+}
+
+static void apply_mmap(struct procs *ps, uint32_t pid, uint64_t time, uint64_t addr,
+		       const char *path)
+{
+	struct sb_event ev = { .type = SB_MMAP, .pid = pid, .tid = pid, .time = time };
+	struct proc *owner;
+
+	ev.mmap.addr = addr;
+	ev.mmap.len = 0x1000;
+	ev.mmap.filename = path;
+	procs_apply(ps, &ev, &owner);
+}
+
+/* What the side-band had not yet told when /proc was read: pid 200's exec. */
+static void exec_meanwhile(void *ctx)
+{
+	struct procs *ps = ctx;
+
+	apply(ps, SB_COMM, 200, 20);
+	apply_mmap(ps, 200, 21, 0x5000, "/bin/burst");
+}
+
+static const char *map_path(struct procs *ps, uint32_t pid, uint32_t gen, uint64_t addr)
+{
+	struct proc_map *m = proc_find_map(ps, procs_find(ps, pid), gen, addr);
+
+	return m ? m->path : "(none)";
+}
+
+/*
+ * A sample carries the generation it was taken in; /proc shows the process
+ * as it is now. A read of /proc must never put a later program's mappings
+ * into an earlier generation's image: the fork image (the parent's mappings)
+ * names the samples taken in execve before the exec is counted.
+ */
+void test_proc_generations(void)
+{
+	char dir[] = "/tmp/bpfprof-procs.XXXXXX", path[4200];
+	struct procs ps;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(false, "procs: a temporary folder");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/200", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/200/maps", dir);
+	f = fopen(path, "w");
+	fputs("5000-6000 r-xp 00000000 08:01 7 /bin/burst\n", f);	/* after the exec */
+	fclose(f);
+	procs_init(&ps);
+	free(ps.proc_root);
+	ps.proc_root = xstrdup(dir);
+	ps.generation++;	/* a drain: /proc may be read */
+
+	/* bash (100) maps its libc, forks 200, which execs burst. */
+	apply(&ps, SB_FORK, 100, 1);
+	apply_mmap(&ps, 100, 2, 0x7000, "/lib/libc.so.6");
+	apply(&ps, SB_FORK, 200, 10);
+	ps.catch_up = exec_meanwhile;
+	ps.catch_up_ctx = &ps;
+	CHECK(!strcmp(map_path(&ps, 200, 1, 0xdead000), "(none)"),
+	      "procs: a fork-generation frame in no mapping stays unnamed");
+	CHECK(!strcmp(map_path(&ps, 200, 1, 0x7010), "/lib/libc.so.6"),
+	      "procs: /proc read after an exec the side-band told of meanwhile leaves the fork "
+	      "image as it was (got %s)", map_path(&ps, 200, 1, 0x7010));
+	CHECK(!strcmp(map_path(&ps, 200, 2, 0x5010), "/bin/burst"),
+	      "procs: the exec's generation has the new program");
+	procs_release(&ps);
+
+	/* Records lost: a sample of a generation never told of, the process alive. */
+	procs_init(&ps);
+	free(ps.proc_root);
+	ps.proc_root = xstrdup(dir);
+	ps.generation++;	/* a drain: /proc may be read */
+	apply(&ps, SB_FORK, 100, 1);
+	apply_mmap(&ps, 100, 2, 0x7000, "/lib/libc.so.6");
+	apply(&ps, SB_FORK, 200, 10);
+	CHECK(!strcmp(map_path(&ps, 200, 2, 0x5010), "/bin/burst"),
+	      "procs: a generation newer than the side-band told is read from /proc");
+	CHECK(!strcmp(map_path(&ps, 200, 1, 0x7010), "/lib/libc.so.6"),
+	      "procs: ... into an image of its own, not the fork's (got %s)",
+	      map_path(&ps, 200, 1, 0x7010));
+	procs_release(&ps);
+
+	/* A sample named before its process's records are read, once it is gone. */
+	procs_init(&ps);
+	free(ps.proc_root);
+	ps.proc_root = xstrdup(dir);
+	ps.generation++;	/* a drain: /proc may be read */
+	procs_get(&ps, 300, 2);
+	CHECK(!procs_known(&ps, 300, 2), "procs: a process gone before /proc is read is not known");
+	apply(&ps, SB_FORK, 300, 10);
+	apply(&ps, SB_COMM, 300, 20);
+	apply_mmap(&ps, 300, 21, 0x5000, "/bin/burst");
+	CHECK(!strcmp(map_path(&ps, 300, 2, 0x5010), "/bin/burst"),
+	      "procs: ... and its side-band records, read later, still tell of it");
+	procs_release(&ps);
+
+	snprintf(path, sizeof(path), "rm -r '%s'", dir);
+	CHECK(system(path) == 0, "procs: the fake /proc removed");
 }
 
 /* Lines of "ADDR SIZE TYPE NAME" as written by nm -S for the fixture. */
