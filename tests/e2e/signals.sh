@@ -106,8 +106,12 @@ for sig in INT TERM HUP; do
 done
 
 # In the middle of a file: caught stopped with a temporary file begun (so
-# however fast a machine writes, or slowly a loaded one polls), then signalled.
-$BPFPROF -F 999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
+# however slowly a loaded machine polls), then signalled. Some 30,000
+# distinct stacks: writing them takes a few hundred milliseconds here.
+start_workload stacks -n 50000 -t 2 -u 20 -d 8
+big=$!
+sleep 0.3
+$BPFPROF -F 9999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
 prof=$!
 grown=
 for i in $(seq 5000); do
@@ -120,6 +124,7 @@ kill -INT $prof
 kill -CONT $prof
 wait $prof 2> /dev/null
 rc=$?
+kill $big
 whole=0 absent=0
 for f in big.pb.gz big.svg big.folded; do
 	if [ ! -e "$T/$f" ]; then
