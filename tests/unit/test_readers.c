@@ -151,6 +151,23 @@ static void exec_meanwhile(void *ctx)
 	apply_mmap(ps, 200, 21, 0x5000, "/bin/burst");
 }
 
+/* A process table over the fake /proc in dir, a drain begun (so /proc may be read). */
+static void fake_procs(struct procs *ps, const char *dir)
+{
+	procs_init(ps);
+	free(ps->proc_root);
+	ps->proc_root = xstrdup(dir);
+	ps->generation++;
+}
+
+/* bash (100) maps its libc and forks 200. */
+static void bash_forks_200(struct procs *ps)
+{
+	apply(ps, SB_FORK, 100, 1);
+	apply_mmap(ps, 100, 2, 0x7000, "/lib/libc.so.6");
+	apply(ps, SB_FORK, 200, 10);
+}
+
 static const char *map_path(struct procs *ps, uint32_t pid, uint32_t gen, uint64_t addr)
 {
 	struct proc_map *m = proc_find_map(ps, procs_find(ps, pid), gen, addr);
@@ -180,15 +197,10 @@ void test_proc_generations(void)
 	f = fopen(path, "w");
 	fputs("5000-6000 r-xp 00000000 08:01 7 /bin/burst\n", f);	/* after the exec */
 	fclose(f);
-	procs_init(&ps);
-	free(ps.proc_root);
-	ps.proc_root = xstrdup(dir);
-	ps.generation++;	/* a drain: /proc may be read */
+	fake_procs(&ps, dir);
 
-	/* bash (100) maps its libc, forks 200, which execs burst. */
-	apply(&ps, SB_FORK, 100, 1);
-	apply_mmap(&ps, 100, 2, 0x7000, "/lib/libc.so.6");
-	apply(&ps, SB_FORK, 200, 10);
+	/* bash forks 200, which execs burst while /proc is read. */
+	bash_forks_200(&ps);
 	ps.catch_up = exec_meanwhile;
 	ps.catch_up_ctx = &ps;
 	CHECK(!strcmp(map_path(&ps, 200, 1, 0xdead000), "(none)"),
@@ -201,13 +213,8 @@ void test_proc_generations(void)
 	procs_release(&ps);
 
 	/* Records lost: a sample of a generation never told of, the process alive. */
-	procs_init(&ps);
-	free(ps.proc_root);
-	ps.proc_root = xstrdup(dir);
-	ps.generation++;	/* a drain: /proc may be read */
-	apply(&ps, SB_FORK, 100, 1);
-	apply_mmap(&ps, 100, 2, 0x7000, "/lib/libc.so.6");
-	apply(&ps, SB_FORK, 200, 10);
+	fake_procs(&ps, dir);
+	bash_forks_200(&ps);
 	CHECK(!strcmp(map_path(&ps, 200, 2, 0x5010), "/bin/burst"),
 	      "procs: a generation newer than the side-band told is read from /proc");
 	CHECK(!strcmp(map_path(&ps, 200, 1, 0x7010), "/lib/libc.so.6"),
@@ -216,10 +223,7 @@ void test_proc_generations(void)
 	procs_release(&ps);
 
 	/* A sample named before its process's records are read, once it is gone. */
-	procs_init(&ps);
-	free(ps.proc_root);
-	ps.proc_root = xstrdup(dir);
-	ps.generation++;	/* a drain: /proc may be read */
+	fake_procs(&ps, dir);
 	procs_get(&ps, 300, 2);
 	CHECK(!procs_known(&ps, 300, 2), "procs: a process gone before /proc is read is not known");
 	apply(&ps, SB_FORK, 300, 10);
