@@ -50,7 +50,7 @@ LDLIBS   += $(PKG_LIBS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude \
 	      -Wall -Wno-unused-function
 
-SRCS      := $(wildcard src/*.c)
+SRCS      := $(wildcard src/*.c src/*/*.c)
 OBJS      := $(SRCS:src/%.c=$(O)/src/%.o)
 LIB_OBJS  := $(filter-out $(O)/src/main.o,$(OBJS))
 SKEL      := $(O)/profile.skel.h
@@ -270,8 +270,9 @@ FUZZ_O       := $(O)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 # The readers, and what they need to build a profile and write it folded.
-FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,elf dwarf debuginfo procs kallsyms \
-		perfmap sideband util intern profile out_folded demangle))
+FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dwarf \
+		symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband util intern profile \
+		output/out_folded symbols/demangle))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

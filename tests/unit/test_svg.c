@@ -4,7 +4,7 @@
  * wide as their samples, the same tree as the folded output, colours by
  * kind, narrow frames left out and counted, the empty profile, a full disk.
  * The frames are read back from the one-line-per-frame structure the
- * writer promises (see src/out_svg.c).
+ * writer promises (see src/output/out_svg.c).
  */
 #include <errno.h>
 #include <inttypes.h>
