@@ -20,7 +20,7 @@
 #include "bpfprof/profile.h"
 
 /* Every target, by name: fuzz_NAME() in tests/fuzz/fuzz_NAME.c. */
-#define FUZZ_TARGETS(X) X(elf) X(dwarf) X(procmaps) X(kallsyms) X(perfmap) X(sideband)
+#define FUZZ_TARGETS(X) X(elf) X(dwarf) X(procmaps) X(kallsyms) X(perfmap) X(sideband) X(cfi)
 
 typedef int fuzz_target_fn(const uint8_t *data, size_t size);
 #define FUZZ_DECLARE(name) fuzz_target_fn fuzz_##name;
@@ -42,6 +42,18 @@ void fuzz_check_failed(const char *file, int line, const char *expr);
 int fuzz_memfd(const uint8_t *data, size_t size);
 /* A NUL-terminated copy of data, for readers that take a C string. */
 char *fuzz_cstring(const uint8_t *data, size_t size);
+
+/*
+ * A minimal x86-64 shared object around one CFI section (.eh_frame at
+ * FUZZ_CFI_SECTION_ADDR, or .debug_frame), whose one executable segment
+ * maps FUZZ_CFI_TEXT_SIZE bytes from vaddr FUZZ_CFI_TEXT_VADDR to file
+ * offset FUZZ_CFI_TEXT_OFFSET (fuzz_cfi.c). Caller frees; *size its bytes.
+ */
+#define FUZZ_CFI_SECTION_ADDR 0x8000
+#define FUZZ_CFI_TEXT_VADDR 0x10000
+#define FUZZ_CFI_TEXT_OFFSET 0x2000
+#define FUZZ_CFI_TEXT_SIZE 0x40000000
+void *fuzz_cfi_elf(const uint8_t *cfi, size_t len, bool debug_frame, size_t *size);
 
 /* Consumes bytes from the end of an input, for choices that must not disturb its head. */
 uint64_t fuzz_take(const uint8_t **data, size_t *size, unsigned bytes);

@@ -3,8 +3,8 @@
 #
 # Seeds for the fuzz targets from real files, into DIR/NAME/: small ELF
 # files from the fixtures' sources (GCC and Clang, DWARF 4 and 5,
-# compressed, stripped, split into a debug file), this machine's
-# /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
+# compressed, stripped, split into a debug file) and their CFI sections,
+# this machine's /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
 # and side-band records of a real fork and exec (sbcapture, as root).
 #
 # usage: O=build tests/fuzz/seeds.sh DIR
@@ -15,7 +15,7 @@ CC=${CC:-cc}
 CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
-for t in elf dwarf procmaps kallsyms perfmap sideband; do
+for t in elf dwarf procmaps kallsyms perfmap sideband cfi; do
 	mkdir -p "$dir/$t"
 done
 
@@ -35,6 +35,24 @@ strip --strip-debug -o "$dir/elf/dbg-linked.so" "$d/dbg-gcc.so"
 objcopy --add-gnu-debuglink="$d/dbg-gcc.debug" "$dir/elf/dbg-linked.so"
 cp "$d"/* "$dir/elf/"
 cp "$O/tests/fixtures/libfixture-stripped.so" "$dir/elf/"
+
+# CFI: the same files, and their sections alone behind fuzz_cfi's flag byte
+# (0: .eh_frame, 1: .debug_frame), one built to have only .debug_frame.
+c=$dir/cfi
+cp "$dir/elf"/* "$c/"
+$CC -O2 -g -fno-asynchronous-unwind-tables $small -o "$c/dframe.so" tests/fixtures/fixture.c
+for f in fixture-gcc.so fixture-clang.so dframe.so; do
+	for s in eh_frame debug_frame; do
+		rm -f "$c/section"
+		objcopy --dump-section ".$s=$c/section" "$c/$f" "$c/objcopy.out" 2> /dev/null || true
+		if [ -s "$c/section" ]; then
+			flag='\000'
+			if [ $s = debug_frame ]; then flag='\001'; fi
+			{ printf "$flag"; cat "$c/section"; } > "$c/$f.$s"
+		fi
+	done
+done
+rm -f "$c/section" "$c/objcopy.out"
 
 # Text the kernel writes.
 cat /proc/self/maps > "$dir/procmaps/self"
