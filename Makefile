@@ -76,7 +76,7 @@ $(O)/src/%.o: src/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(O)/profile.bpf.o: bpf/profile.bpf.c include/bpfprof/sample.h vmlinux/$(ARCH)/vmlinux.h
+$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
@@ -113,15 +113,14 @@ $(O)/tests/workloads/%: tests/workloads/%.c tests/workloads/work.h
 	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) -o $@ $< -lm
 # The same without frame pointers, as distributions build: for DWARF unwinding.
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
-$(O)/tests/workloads/split-nofp: tests/workloads/split.c tests/workloads/work.h
+$(O)/tests/workloads/%-nofp: tests/workloads/%.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
-$(O)/tests/workloads/qsort-nofp: tests/workloads/qsort.c tests/workloads/work.h
-	$(call msg,CLANG,$@)
-	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
-$(O)/tests/workloads/signal-nofp: tests/workloads/signal.c tests/workloads/work.h
-	$(call msg,CLANG,$@)
-	$(Q)$(CLANG) $(NOFP_CFLAGS) -o $@ $<
+$(O)/tests/workloads/%-nofp: tests/workloads/%.cpp tests/workloads/work.h
+	$(call msg,CLANG++,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG)++ $(NOFP_CFLAGS) -o $@ $<
 # Its unwind tables only in .debug_frame (-g; .eh_frame has crt1's and the
 # PLT's alone), and a stripped copy that has them in its debuglink file.
 $(O)/tests/workloads/split-dframe: tests/workloads/split.c tests/workloads/work.h
@@ -132,8 +131,8 @@ $(O)/tests/workloads/split-dframe-strip: $(O)/tests/workloads/split-dframe
 	$(Q)objcopy --only-keep-debug $< $@.debug
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
-WORKLOADS += $(O)/tests/workloads/split-nofp $(O)/tests/workloads/qsort-nofp \
-	     $(O)/tests/workloads/signal-nofp $(O)/tests/workloads/split-dframe \
+WORKLOADS += $(addprefix $(O)/tests/workloads/,$(addsuffix -nofp,split qsort signal burst cxx plt spawn)) \
+	     $(O)/tests/workloads/split-dframe \
 	     $(O)/tests/workloads/split-dframe-strip
 $(O)/tests/workloads/%: tests/workloads/%.cpp tests/workloads/work.h
 	$(call msg,CLANG++,$@)
@@ -272,7 +271,7 @@ FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanit
 # The readers, and what they need to build a profile and write it folded.
 FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dwarf \
 		symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband util intern profile \
-		output/out_folded symbols/demangle))
+		output/out_folded symbols/demangle symbols/cfi_rows))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

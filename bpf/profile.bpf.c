@@ -29,6 +29,7 @@ const volatile bool include_idle = false;	/* -I */
 const volatile bool kernel_stacks = true;	/* not -U */
 const volatile bool user_stacks = true;		/* not -K */
 const volatile bool dwarf_unwind = false;	/* --unwind dwarf */
+const volatile bool cfi_unwind = false;		/* --unwind auto: walk user stacks here */
 const volatile __u32 stack_copy_bytes = 16384;	/* --stack-size, a multiple of 1 KiB */
 
 /* The map set the program writes to; flipped by userspace through .bss. */
@@ -91,6 +92,8 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, 65536);
 } proc_gen SEC(".maps");
+
+#include "unwind.bpf.h"
 
 /* Samples the maps could not take, sent whole. */
 struct {
@@ -192,8 +195,10 @@ static __always_inline __u32 frames_in(long bytes)
  * size for a typical sample, so the ring buffer holds four times as many.
  */
 static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const struct sample_key *key,
-				       bool user_mode, struct sample_stats *st, int cause)
+				       bool user_mode, struct sample_stats *st, int cause,
+				       __u32 walked)
 {
+	struct walked_stack *w;
 	__u32 zero = 0, nu;
 	__u64 nk;
 	struct fallback_record *r;
@@ -210,9 +215,22 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	/* The bound again, where the verifier sees it (the compiler moves C checks). */
 	_Static_assert(BPFPROF_MAX_DEPTH == 0x7f, "the mask below is BPFPROF_MAX_DEPTH");
 	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
-	r->ustack_bytes = user_stacks
-		? bpf_get_stack(ctx, &r->ips[nk], BPFPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)
-		: -EFAULT;
+	r->unwind = key->unwind;
+	r->reserved = 0;
+	if (cfi_unwind) {
+		/* The stack walked here, not the frame pointers' one. */
+		nu = walked;
+		asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
+		w = bpf_map_lookup_elem(&walk_scratch, &zero);
+		r->ustack_bytes = key->ustack_hash && w && nu &&
+				  !bpf_probe_read_kernel(&r->ips[nk], nu * sizeof(__u64), w->ips)
+			? nu * sizeof(__u64) : -EFAULT;
+	} else {
+		r->ustack_bytes = user_stacks
+			? bpf_get_stack(ctx, &r->ips[nk], BPFPROF_MAX_DEPTH * sizeof(__u64),
+					BPF_F_USER_STACK)
+			: -EFAULT;
+	}
 	nu = frames_in(r->ustack_bytes);
 	size = __builtin_offsetof(struct fallback_record, ips) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(*r))
@@ -222,6 +240,27 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 		return;
 	}
 	st->v[STAT_FALLBACK]++;
+}
+
+/* --unwind auto: the walked stack into the active set's ustacks, unless there already. */
+static __always_inline void store_walked(__u32 set, const struct sample_key *key,
+					 struct sample_stats *st, int *cause)
+{
+	void *ustacks = set ? (void *)&ustacks1 : (void *)&ustacks0;
+	struct walked_stack *w;
+	__u32 zero = 0;
+	long err;
+
+	if (bpf_map_lookup_elem(ustacks, &key->ustack_hash))
+		return;
+	w = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!w)
+		return;
+	err = bpf_map_update_elem(ustacks, &key->ustack_hash, w->ips, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		st->v[STAT_USTACK_FULL]++;
+		*cause = CAUSE_STACK_FULL;
+	}
 }
 
 /* Add one to key's count in the active set; false if the map is full. */
@@ -336,7 +375,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_stats *st;
 	struct sample_key key;
-	__u32 *gen;
+	__u32 *gen, walked = 0;
 	int cause = -1;
 	bool user_mode;
 
@@ -377,13 +416,23 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* Interrupted in user mode, the kernel has no stack to give: don't ask. */
 	key.kstack_id = kernel_stacks && !user_mode ? stack_id(ctx, set, false, st, &cause)
 						    : BPFPROF_NO_STACK;
-	key.ustack_id = user_stacks ? stack_id(ctx, set, true, st, &cause) : BPFPROF_NO_STACK;
+	if (!user_stacks) {
+		key.ustack_id = BPFPROF_NO_STACK;
+	} else if (!cfi_unwind) {
+		key.ustack_id = stack_id(ctx, set, true, st, &cause);
+	} else {
+		key.ustack_id = BPFPROF_NO_STACK;
+		if (walk_user_stack(ctx, user_mode, &key, st, &walked))
+			store_walked(set, &key, st, &cause);
+		else
+			st->v[STAT_USTACK_NONE]++;
+	}
 	if (cause < 0 && !count(set, &key)) {
 		st->v[STAT_COUNTS_FULL]++;
 		cause = CAUSE_COUNTS_FULL;
 	}
 	if (cause >= 0) {
-		send_whole(ctx, &key, user_mode, st, cause);
+		send_whole(ctx, &key, user_mode, st, cause, walked);
 		return 0;
 	}
 	st->v[STAT_COUNTED_SET0 + set]++;
@@ -404,6 +453,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	next_generation(BPF_CORE_READ(p, tgid));
+	mappings_at_exec(p);
 	return 0;
 }
 
@@ -411,8 +461,10 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	/* A new thread joins its process; only a new process starts a generation. */
-	if (BPF_CORE_READ(child, pid) == BPF_CORE_READ(child, tgid))
+	if (BPF_CORE_READ(child, pid) == BPF_CORE_READ(child, tgid)) {
 		next_generation(BPF_CORE_READ(child, tgid));
+		mappings_at_fork(child);
+	}
 	return 0;
 }
 

@@ -43,8 +43,10 @@ static const char usage_text[] =
 	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
 	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 2048;\n"
 	"                              65536 with --unwind dwarf)\n"
-	"      --unwind fp|dwarf       user stacks from frame pointers (default), or unwound from\n"
-	"                              each sample's stack copy with the binaries' CFI\n"
+	"      --unwind auto|fp|dwarf  user stacks walked in the kernel with the binaries' CFI,\n"
+	"                              frame pointers where code has none (auto, the default); by\n"
+	"                              frame pointers only (fp); or unwound in userspace from each\n"
+	"                              sample's stack copy (dwarf)\n"
 	"      --stack-size BYTES      user stack copied per sample with --unwind dwarf (default 16384)\n"
 	"      --btf FILE              kernel BTF (default /sys/kernel/btf/vmlinux)\n"
 	"  -v, --verbose               say more on stderr, libbpf's messages included\n"
@@ -389,6 +391,7 @@ int options_parse(struct options *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->frequency = 99;
+	o->cfi_unwind = true;	/* --unwind auto */
 	o->duration = -1;
 	o->interval = 1;
 	o->stack_storage_size = 16384;
@@ -460,11 +463,11 @@ int options_parse(struct options *o, int argc, char **argv)
 						  optarg);
 			break;
 		case OPT_UNWIND:
-			if (!strcmp(optarg, "dwarf"))
-				o->dwarf_unwind = true;
-			else if (strcmp(optarg, "fp"))
-				err = usage_error("--unwind '%s': unknown; give fp (frame pointers) or dwarf",
-						  optarg);
+			o->cfi_unwind = !strcmp(optarg, "auto");
+			o->dwarf_unwind = !strcmp(optarg, "dwarf");
+			if (!o->cfi_unwind && !o->dwarf_unwind && strcmp(optarg, "fp"))
+				err = usage_error("--unwind '%s': unknown; give auto (CFI in the kernel), fp "
+						  "(frame pointers) or dwarf", optarg);
 			break;
 		case OPT_STACK_SIZE:
 			stack_size_arg = optarg;

@@ -92,6 +92,14 @@ static uint32_t locations(struct collector *c, const struct raw_stack *st, uint3
 	return e->n;
 }
 
+/* --unwind auto: a walk that stopped before the stack's first frame. */
+static bool walk_cut(uint32_t walk)
+{
+	uint32_t end = walk & WALK_END_MASK;
+
+	return end == WALK_DEPTH || end == WALK_FAULT || end == WALK_BAD;
+}
+
 void collector_add(void *ctx, const struct raw_sample *rs)
 {
 	struct collector *c = ctx;
@@ -114,8 +122,9 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 			frames[n++] = profile_special_location(c->profile, "[truncated]");
 	} else {
 		n += locations(c, &rs->ustack, rs->tgid, rs->gen, false, frames + n);
-		/* The kernel keeps at most this many frames: a stack that long was cut. */
-		if (rs->ustack.n >= BPFPROF_MAX_DEPTH)
+		/* At most this many frames are kept: a stack that long was cut. So was a walk
+		 * that met an unreadable stack or a wrong turn. */
+		if (rs->ustack.n >= BPFPROF_MAX_DEPTH || (rs->ustack.n && walk_cut(rs->walk)))
 			frames[n++] = profile_special_location(c->profile, "[truncated]");
 	}
 	s.stack = profile_stack(c->profile, frames, n);

@@ -27,6 +27,7 @@
 #include "bpfprof/sampler.h"
 #include "bpfprof/sideband.h"
 #include "bpfprof/symbolize.h"
+#include "bpfprof/unwind_tables.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
@@ -185,6 +186,30 @@ static bool targets_gone(const struct options *o, int cgroup_fd)
 	return true;
 }
 
+/* --unwind auto: how the program walked user stacks, and what its tables cost. */
+static void summarize_walks(const struct sampler_stats *st)
+{
+	const uint64_t *t = st->total, *end = &st->total[STAT_WALK_END];
+	uint64_t walked = t[STAT_WALKED_CFI] + t[STAT_WALKED_FP] + t[STAT_WALKED_MIXED];
+
+	fprintf(stderr, "bpfprof: walked %llu user stacks in the kernel: %llu by CFI, %llu by frame "
+		"pointers, %llu both; whole to the outermost frame %llu, to a frame pointer's end "
+		"%llu; cut ([truncated] root): %llu at the depth limit, %llu at an unreadable stack, "
+		"%llu at a wrong turn\n",
+		(unsigned long long)walked, (unsigned long long)t[STAT_WALKED_CFI],
+		(unsigned long long)t[STAT_WALKED_FP], (unsigned long long)t[STAT_WALKED_MIXED],
+		(unsigned long long)end[WALK_OUTERMOST], (unsigned long long)end[WALK_FP_END],
+		(unsigned long long)end[WALK_DEPTH], (unsigned long long)end[WALK_FAULT],
+		(unsigned long long)end[WALK_BAD]);
+	debug("unwind tables: %u files built (%u more shared by build ID, %u without CFI, %u "
+	      "without room), %llu rows, %.1f ms of CPU; BPF maps: %.1f MiB of tables, %.1f MiB of "
+	      "process mappings (%llu reads of a process's mappings, %llu put off: being changed)",
+	      st->tables.built, st->tables.shared, st->tables.empty, st->tables.no_room,
+	      (unsigned long long)st->tables.rows, st->tables.build_ns / 1e6,
+	      st->tables.bytes / 1048576.0, st->tables.proc_bytes / 1048576.0,
+	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
+}
+
 /* stdout, one of the outputs, is a pipe nobody reads any more (bpfprof | head, head done). */
 static bool stdout_gone(const struct options *o)
 {
@@ -267,6 +292,8 @@ static void summarize(const struct options *o, const struct profile *p,
 	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
 		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
 		(unsigned long long)st->drains);
+	if (st->walking)
+		summarize_walks(st);
 	if (o->dwarf_unwind) {
 		uint64_t all = 0;
 
@@ -323,6 +350,7 @@ struct session {
 	struct sideband *sideband;	/* NULL if the kernel refused one: /proc only */
 	struct symbolizer sym;
 	struct collector coll;
+	struct unwind_tables tables;	/* --unwind auto */
 	bool samples_seen;		/* -v: a drain has handed out samples */
 };
 
@@ -512,6 +540,12 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 	return rc;
 }
 
+/*
+ * Room for this many unwind table rows (8 bytes each): every file mapped on
+ * a busy desktop takes some 2 million.
+ */
+#define UNWIND_ROWS (4u << 20)
+
 static void configure_sampler(struct sampler_config *cfg, const struct options *o, int cgroup_fd,
 			      struct session *ss)
 {
@@ -535,10 +569,29 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 		cfg->ring_buffer_bytes = getpagesize();
 	cfg->btf_path = o->btf;
 	cfg->dwarf_unwind = o->dwarf_unwind;
+	cfg->cfi_unwind = o->cfi_unwind && !o->kernel_only;
+	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->stack_copy_bytes = o->stack_size;
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
 	cfg->ctx = ss;
+}
+
+/* --unwind auto: the program reads mappings as processes change; those running now, from /proc. */
+static void give_mappings(struct session *ss)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < ss->sym.procs.nr; i++) {
+		const struct proc *p = ss->sym.procs.procs[i];
+		const struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
+
+		if (img && (err = sampler_set_mappings(ss->sampler, p->tgid, img->gen, img->maps,
+							img->nr_maps)))
+			debug("cannot give the program the mappings of process %u: %s", p->tgid,
+			      strerror(-err));
+	}
 }
 
 /*
@@ -565,6 +618,22 @@ static void track_processes(struct session *ss)
 		ss->sym.procs.catch_up_ctx = ss;
 	}
 	symbolizer_scan(&ss->sym, process_gen, ss);
+	give_mappings(ss);
+}
+
+/* --unwind auto: the symbolizer builds each file's table as it opens the file. */
+static int use_unwind_tables(struct session *ss)
+{
+	int rows_fd, files_fd, err;
+
+	sampler_table_maps(ss->sampler, &rows_fd, &files_fd);
+	if ((err = unwind_tables_init(&ss->tables, rows_fd, files_fd, UNWIND_ROWS))) {
+		error("cannot map the unwind tables' BPF map: %s", strerror(-err));
+		return err;
+	}
+	if (rows_fd >= 0)
+		symbolizer_use_tables(&ss->sym, &ss->tables);
+	return 0;
 }
 
 /* Attaches, samples, detaches: the profile holds every sample taken. */
@@ -581,7 +650,11 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	collector_init(&ss.coll, prof, &ss.sym);
 	ss.coll.keep_pids = o->per_pid;
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
-	if (sampler_open(&ss.sampler, &cfg))
+	if (sampler_open(&ss.sampler, &cfg) || use_unwind_tables(&ss))
+		goto out;
+	/* Processes, their files and these files' unwind tables before the first sample. */
+	track_processes(&ss);
+	if (sampler_start(ss.sampler))
 		goto out;
 	/* The clock starts once every CPU samples. */
 	prof->start_wall_ns = wall_ns();
@@ -589,7 +662,6 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
 	debug("timing: attached %.0f ms after exec, at %.6f s wall clock", ms_since_exec(),
 	      prof->start_wall_ns / 1e9);
-	track_processes(&ss);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
 	writing = 1;
@@ -610,11 +682,20 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
 	add_lost(&ss.coll, st);
 	memcpy(st->unwinds, ss.coll.unwinds, sizeof(st->unwinds));
+	st->tables.built = ss.tables.built;
+	st->tables.shared = ss.tables.shared;
+	st->tables.empty = ss.tables.empty;
+	st->tables.no_room = ss.tables.no_room;
+	st->tables.rows = ss.tables.rows_used;
+	st->tables.build_ns = ss.tables.build_ns;
+	st->tables.bytes = unwind_tables_bytes(&ss.tables);
+	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
 out:
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
 	symbolizer_release(&ss.sym);
+	unwind_tables_release(&ss.tables);
 	if (!err)
 		debug("timing: detached and symbols freed %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 		      stop_signal ? "the stop signal" : "sampling ended");

@@ -33,6 +33,13 @@ struct stack_slot {
  */
 struct set_stacks {
 	struct stack_slot *slots;	/* indexed by stack id */
+	/* --unwind auto: walked user stacks read, by hash (slot index in walked) */
+	struct walked_slot {
+		uint64_t hash;
+		struct stack_slot slot;
+	} *walked;
+	uint32_t nr_walked, walked_alloc;
+	struct itab walked_index;
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
 	bool churning;
@@ -50,6 +57,11 @@ struct sampler {
 	void (*before_read)(void *ctx);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
+	bool walking;		/* --unwind auto */
+	const int *cpus;	/* the config's: perf events on these, at this frequency */
+	size_t ncpus;
+	uint32_t frequency;
+	int *event_fds;		/* [ncpus], opened disabled; -1 once a link owns it */
 	bool stopped;
 
 	/* Reading a set. */
@@ -97,6 +109,16 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->kernel_stacks = cfg->kernel_stacks;
 	skel->rodata->user_stacks = cfg->user_stacks;
 	skel->rodata->dwarf_unwind = cfg->dwarf_unwind;
+	skel->rodata->cfi_unwind = cfg->cfi_unwind;
+	s->walking = cfg->cfi_unwind;
+	/* Without the walk, its maps are left at their smallest. */
+	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
+					    cfg->cfi_unwind ? cfg->unwind_rows : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.ustacks0,
+					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
+					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)))
+		return err;
 	skel->rodata->stack_copy_bytes = cfg->stack_copy_bytes;
 	for (i = 0; i < 2; i++) {
 		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
@@ -138,13 +160,15 @@ static int fill_filters(struct sampler *s, const struct sampler_config *cfg)
 	return 0;
 }
 
-static int attach(struct sampler *s, const struct sampler_config *cfg)
+/*
+ * First the generation counters (and with the walk, what reads new
+ * processes' mappings): whoever tracks processes after us must not miss one.
+ */
+static int attach_trackers(struct sampler *s)
 {
 	struct bpf_program *trackers[] = { s->skel->progs.on_exec, s->skel->progs.on_fork };
 	size_t i;
 
-	s->links = xcalloc(cfg->ncpus + ARRAY_SIZE(trackers), sizeof(*s->links));
-	/* First the generation counters: whoever tracks processes after us must not miss one. */
 	for (i = 0; i < ARRAY_SIZE(trackers); i++) {
 		struct bpf_link *link = bpf_program__attach(trackers[i]);
 
@@ -157,21 +181,35 @@ static int attach(struct sampler *s, const struct sampler_config *cfg)
 		}
 		s->links[s->nr_links++] = link;
 	}
-	for (i = 0; i < cfg->ncpus; i++) {
+	return 0;
+}
+
+/*
+ * One CPU-clock event per CPU, opened disabled: a refusal shows before
+ * anything else starts; sampler_start() attaches the program and enables them.
+ */
+static int open_events(struct sampler *s)
+{
+	size_t i;
+
+	s->event_fds = xmalloc(s->ncpus * sizeof(*s->event_fds));
+	for (i = 0; i < s->ncpus; i++)
+		s->event_fds[i] = -1;
+	for (i = 0; i < s->ncpus; i++) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
 			.config = PERF_COUNT_SW_CPU_CLOCK,
 			.size = sizeof(attr),
 			.freq = 1,
-			.sample_freq = cfg->frequency,
+			.sample_freq = s->frequency,
+			.disabled = 1,
 		};
-		struct bpf_link *link;
-		int fd, err;
 
-		fd = perf_event_open(&attr, -1, cfg->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			error("cannot open a cpu-clock perf event on CPU %d: %s%s", cfg->cpus[i],
+		s->event_fds[i] = perf_event_open(&attr, -1, s->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (s->event_fds[i] < 0) {
+			int err = -errno;
+
+			error("cannot open a cpu-clock perf event on CPU %d: %s%s", s->cpus[i],
 			      strerror(errno),
 			      errno == EACCES || errno == EPERM
 				      ? "; the kernel refuses perf events to this process (a seccomp "
@@ -180,15 +218,28 @@ static int attach(struct sampler *s, const struct sampler_config *cfg)
 				      : "");
 			return err;
 		}
-		link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+	}
+	return 0;
+}
+
+int sampler_start(struct sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncpus; i++) {
+		struct bpf_link *link;
+		int err;
+
+		/* Attaching enables the event. */
+		link = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->event_fds[i]);
 		if (!link) {
 			err = -errno;
-			close(fd);
-			error("cannot attach the BPF program to CPU %d: %s", cfg->cpus[i], strerror(-err));
+			error("cannot attach the BPF program to CPU %d: %s", s->cpus[i], strerror(-err));
 			return err;
 		}
 		/* The link owns the perf fd from here on. */
 		s->links[s->nr_links++] = link;
+		s->event_fds[i] = -1;
 	}
 	return 0;
 }
@@ -272,6 +323,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	rs.ustack.n = stack_depth(rs.ustack.ips, rs.ustack.n);
 	s->stats.received++;
 	head_sample(&r->head, &rs);
+	rs.walk = r->unwind;
 	s->on_sample(s->ctx, &rs);
 	return 0;
 }
@@ -322,6 +374,40 @@ static const struct stack_slot *load_stack(struct set_stacks *st, int map_fd, __
 	return slot;
 }
 
+static bool walked_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct set_stacks *)owner)->walked[idx].hash == *(const uint64_t *)key;
+}
+
+/*
+ * A walked user stack, copied out of the set's ustacks map once per epoch.
+ * Its hash is its content's: the same hash is the same stack in either set.
+ */
+static const struct stack_slot *load_walked(struct set_stacks *st, int map_fd, uint64_t hash)
+{
+	struct walked_slot *w;
+	uint32_t idx;
+
+	if (!hash)
+		return NULL;
+	idx = itab_find(&st->walked_index, hash, walked_eq, st, &hash);
+	if (idx != ITAB_NONE)
+		return &st->walked[idx].slot;
+	ALLOC_GROW(st->ips, st->nr_ips + BPFPROF_MAX_DEPTH, st->ips_alloc);
+	ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
+	memset(st->ips + st->nr_ips, 0, BPFPROF_MAX_DEPTH * sizeof(uint64_t));
+	w = &st->walked[st->nr_walked];
+	w->hash = hash;
+	w->slot = (struct stack_slot){ st->epoch, st->nr_ips, 0 };
+	if (!bpf_map_lookup_elem(map_fd, &hash, st->ips + st->nr_ips)) {
+		w->slot.n = stack_depth(st->ips + st->nr_ips, BPFPROF_MAX_DEPTH);
+		st->nr_ips += w->slot.n;
+	}
+	itab_insert(&st->walked_index, hash, st->nr_walked);
+	st->known++;
+	return &st->walked[st->nr_walked++].slot;
+}
+
 /* Points out at a loaded stack; only once all loads are done, as ips moves. */
 static void set_stack(const struct set_stacks *st, const struct stack_slot *slot, __s32 id,
 		      struct raw_stack *out)
@@ -354,11 +440,30 @@ static void clear_stacks(int map_fd)
 	free(ids);
 }
 
+/* Empties a set's ustacks map. */
+static void clear_walked(int map_fd)
+{
+	__u64 key, next, *keys = NULL;
+	size_t n = 0, alloc = 0, i;
+	int err;
+
+	for (err = bpf_map_get_next_key(map_fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(map_fd, &key, &next)) {
+		ALLOC_GROW(keys, n + 1, alloc);
+		keys[n++] = next;
+		key = next;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(map_fd, &keys[i]);
+	free(keys);
+}
+
 /* Reads and empties one map set; nothing writes to it meanwhile. */
 static int read_set(struct sampler *s, unsigned set)
 {
 	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	int ustacks_fd = bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0);
 	struct set_stacks *st = &s->stacks[set];
 	__u32 in = 0, out = 0;
 	bool first = true, done = false;
@@ -387,9 +492,14 @@ static int read_set(struct sampler *s, unsigned set)
 			rs.cgroup_id = k->cgroup_id;
 			memcpy(rs.comm, k->comm, sizeof(rs.comm));
 			kslot = load_stack(st, stacks_fd, k->kstack_id, s->nr_slots);
-			uslot = load_stack(st, stacks_fd, k->ustack_id, s->nr_slots);
+			uslot = k->ustack_hash ? load_walked(st, ustacks_fd, k->ustack_hash)
+					       : load_stack(st, stacks_fd, k->ustack_id, s->nr_slots);
 			set_stack(st, kslot, k->kstack_id, &rs.kstack);
 			set_stack(st, uslot, k->ustack_id, &rs.ustack);
+			/* Walked stacks are named by content: the key holds across epochs. */
+			if (k->ustack_hash && uslot)
+				rs.ustack.cache_key = k->ustack_hash | 1ull << 63;
+			rs.walk = k->unwind;
 			rs.count = s->values[i];
 			s->stats.drained[set] += rs.count;
 			s->on_sample(s->ctx, &rs);
@@ -411,6 +521,8 @@ static void new_epoch(struct sampler *s, unsigned set)
 
 	st->epoch = ++s->epochs;
 	st->known = 0;
+	st->nr_walked = 0;
+	itab_release(&st->walked_index);
 	free(st->ips);
 	st->ips = NULL;
 	st->nr_ips = st->ips_alloc = 0;
@@ -442,6 +554,8 @@ static void forget_stacks_if_full(struct sampler *s, unsigned set)
 		      full ? "churns: stacks taken as read" : "settles: stacks kept", st->known,
 		      (unsigned long long)counted, (unsigned long long)collided);
 	clear_stacks(bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0));
+	if (s->walking)
+		clear_walked(bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0));
 	new_epoch(s, set);
 	st->churning = full;
 }
@@ -532,8 +646,63 @@ int sampler_stop(struct sampler *s)
 void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
+	out->walking = s->walking;
 	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
 	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
+}
+
+void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd)
+{
+	*rows_fd = s->walking ? bpf_map__fd(s->skel->maps.unwind_rows) : -1;
+	*files_fd = s->walking ? bpf_map__fd(s->skel->maps.unwind_files) : -1;
+}
+
+int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
+			 const struct proc_map *maps, size_t nr)
+{
+	struct proc_mappings *m;
+	size_t i;
+	int err;
+
+	if (!s->walking)
+		return 0;
+	m = xcalloc(1, sizeof(*m));
+	m->gen = gen;
+	for (i = 0; i < nr && m->nr < UNWIND_MAX_MAPPINGS; i++) {
+		struct exec_mapping *e = &m->maps[m->nr++];
+
+		e->start = maps[i].start;
+		e->end = maps[i].end;
+		if (maps[i].path[0] == '/') {
+			e->offset = maps[i].offset;
+			e->file.ino = maps[i].inode;
+			e->file.dev = maps[i].dev_major << 20 | maps[i].dev_minor;
+		} else {
+			/* The vDSO's table is under (0, 0); other code with no file has none. */
+			e->file.dev = strcmp(maps[i].path, "[vdso]") ? UNWIND_ANON_DEV : 0;
+		}
+	}
+	/* What the program read since it started is newer than /proc's: kept. */
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.proc_maps), &tgid, m, BPF_NOEXIST);
+	free(m);
+	return err == -EEXIST ? 0 : err;
+}
+
+uint64_t sampler_proc_maps_bytes(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.proc_maps);
+	__u32 key, next;
+	uint64_t n = 0;
+	int err;
+
+	if (!s->walking)
+		return 0;
+	for (err = bpf_map_get_next_key(fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		n++;
+		key = next;
+	}
+	return n * sizeof(struct proc_mappings);
 }
 
 uint32_t sampler_process_gen(struct sampler *s, uint32_t tgid)
@@ -553,11 +722,41 @@ void sampler_stats_release(struct sampler_stats *st)
 
 /* Lifetime ---------------------------------------------------------------- */
 
+/* Opens, sizes and loads the program, walking stacks or not. */
+static int load(struct sampler *s, const struct sampler_config *cfg,
+		const struct bpf_object_open_opts *opts, bool walk)
+{
+	struct sampler_config c = *cfg;
+	unsigned i;
+	int err;
+
+	c.cfi_unwind = walk;
+	s->skel = profile_bpf__open_opts(opts);
+	if (!s->skel) {
+		err = -errno;
+		error("cannot open the BPF program: %s", strerror(-err));
+		return err;
+	}
+	if ((err = configure(s, &c))) {
+		error("cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < 2 && !s->stacks[i].slots; i++) {
+		s->stacks[i].slots = xcalloc(s->nr_slots, sizeof(*s->stacks[i].slots));
+		new_epoch(s, i);
+	}
+	return profile_bpf__load(s->skel);
+}
+
+bool sampler_walks(const struct sampler *s)
+{
+	return s->walking;
+}
+
 int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
 	struct sampler *s = xcalloc(1, sizeof(*s));
-	unsigned i;
 	int err;
 
 	*out = s;
@@ -575,21 +774,17 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->keys = xmalloc(BATCH * sizeof(*s->keys));
 	s->values = xmalloc(BATCH * sizeof(*s->values));
 
-	s->skel = profile_bpf__open_opts(&opts);
-	if (!s->skel) {
-		err = -errno;
-		error("cannot open the BPF program: %s", strerror(-err));
-		return err;
+	err = load(s, cfg, &opts, cfg->cfi_unwind);
+	if (err && cfg->cfi_unwind) {
+		/* Without the walk it may load: then the walk is what this kernel lacks. */
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		if (!(err = load(s, cfg, &opts, false)))
+			warning("this kernel cannot walk stacks with unwind tables (it needs BPF "
+				"iterators over a task's VMAs and BPF task work, Linux 6.18): user "
+				"stacks by frame pointers (--unwind fp); -v shows why");
 	}
-	if ((err = configure(s, cfg))) {
-		error("cannot size the BPF maps: %s", strerror(-err));
-		return err;
-	}
-	for (i = 0; i < 2; i++) {
-		s->stacks[i].slots = xcalloc(s->nr_slots, sizeof(*s->stacks[i].slots));
-		new_epoch(s, i);
-	}
-	if ((err = profile_bpf__load(s->skel))) {
+	if (err) {
 		if (cfg->btf_path && err != -EPERM)
 			error("cannot load the BPF program with the BTF in '%s': %s; give this "
 			      "kernel's BTF (-v shows libbpf's log)", cfg->btf_path, strerror(-err));
@@ -610,21 +805,36 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 		error("cannot open the BPF ring buffer: %s", strerror(-err));
 		return err;
 	}
-	return attach(s, cfg);
+	s->cpus = cfg->cpus;
+	s->ncpus = cfg->ncpus;
+	s->frequency = cfg->frequency;
+	s->links = xcalloc(cfg->ncpus + 2, sizeof(*s->links));
+	if ((err = open_events(s)))
+		return err;
+	return attach_trackers(s);
 }
 
 void sampler_free(struct sampler *s)
 {
+	unsigned i;
+
 	if (!s)
 		return;
 	detach(s);
+	for (i = 0; s->event_fds && i < s->ncpus; i++)
+		if (s->event_fds[i] >= 0)
+			close(s->event_fds[i]);
+	free(s->event_fds);
 	free(s->links);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	free(s->stacks[0].slots);
 	free(s->stacks[1].slots);
-	free(s->stacks[0].ips);
-	free(s->stacks[1].ips);
+	for (i = 0; i < 2; i++) {
+		free(s->stacks[i].ips);
+		free(s->stacks[i].walked);
+		itab_release(&s->stacks[i].walked_index);
+	}
 	free(s->keys);
 	free(s->values);
 	free(s->percpu);

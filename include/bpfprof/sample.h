@@ -7,6 +7,8 @@
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
+#include "bpfprof/unwind_row.h"
+
 #define BPFPROF_COMM_LEN 16
 /* The kernel's PERF_MAX_STACK_DEPTH: frames kept per stack. */
 #define BPFPROF_MAX_DEPTH 127
@@ -23,13 +25,15 @@ struct sample_key {
 	__u64 cgroup_id;	/* cgroup v2 id: inode of the cgroup directory */
 	char comm[BPFPROF_COMM_LEN];
 	__u32 gen;		/* the process's generation: see proc_gen */
-	__u32 reserved;		/* zero: keys are compared as bytes */
+	__u32 unwind;		/* --unwind auto: how the user stack was walked (unwind_row.h) */
+	/* --unwind auto: the user stack, in ustacks of the same set by this hash; 0: none */
+	__u64 ustack_hash;
 };
 
 /* Why a sample went through the ring buffer instead of the counts map. */
 enum fallback_cause {
 	CAUSE_STACK_COLLISION,	/* bpf_get_stackid: -EEXIST, bucket holds another stack */
-	CAUSE_STACK_FULL,	/* bpf_get_stackid: -ENOMEM, stack map full */
+	CAUSE_STACK_FULL,	/* bpf_get_stackid: -ENOMEM, stack map full (or ustacks full) */
 	CAUSE_COUNTS_FULL,	/* counts map has no room for a new key */
 	CAUSE_MAX
 };
@@ -61,6 +65,8 @@ struct fallback_record {
 	struct record_head head;	/* kind RECORD_FALLBACK */
 	__u32 cause;		/* enum fallback_cause */
 	__s32 ustack_bytes;
+	__u32 unwind;		/* as in struct sample_key */
+	__u32 reserved;
 	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
 
@@ -112,6 +118,13 @@ enum stat_index {
 	STAT_LOST_DWARF,	/* --unwind dwarf: ring buffer full */
 	STAT_COLLISION_SET0,	/* stack collisions (-EEXIST) in stacks0 */
 	STAT_COLLISION_SET1,	/* stack collisions (-EEXIST) in stacks1 */
+	/* --unwind auto: user stacks walked in the program, by how each ended (enum walk_end) */
+	STAT_WALK_END,
+	STAT_WALKED_CFI = STAT_WALK_END + WALK_END_MAX,	/* every frame found by table rows */
+	STAT_WALKED_FP,		/* every frame by frame pointers (no table yet, JIT code) */
+	STAT_WALKED_MIXED,	/* some frames each way */
+	STAT_PROC_SCANS,	/* a process's executable mappings read from its VMAs */
+	STAT_PROC_SCAN_BUSY,	/* not read: its mappings were being changed (frame pointers) */
 	STAT_MAX
 };
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "bpfprof/procs.h"
 #include "bpfprof/sample.h"
 #include "bpfprof/unwind.h"
 
@@ -47,6 +48,7 @@ struct raw_sample {
 	char comm[BPFPROF_COMM_LEN];
 	struct raw_stack kstack, ustack;
 	const struct raw_user_state *user;	/* non-NULL: unwind this, ustack is empty */
+	uint32_t walk;		/* --unwind auto: how ustack was walked (unwind_row.h's WALK_*) */
 	uint64_t count;
 };
 
@@ -63,6 +65,8 @@ struct sampler_config {
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	bool include_idle, kernel_stacks, user_stacks;
 	bool dwarf_unwind;	/* copy registers and stack for userspace to unwind */
+	bool cfi_unwind;	/* walk user stacks in the program with unwind tables */
+	uint32_t unwind_rows;	/* room for this many table rows (cfi_unwind) */
 	uint32_t stack_copy_bytes;	/* a multiple of BPFPROF_STACK_CHUNK */
 	uint32_t stack_storage_size, max_stacks;
 	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
@@ -83,12 +87,23 @@ struct sampler_stats {
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	uint64_t sideband_lost;		/* side-band records the kernel dropped (set by the caller) */
 	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how they ended (set by the caller) */
+	bool walking;			/* user stacks were walked with unwind tables */
+	struct {			/* --unwind auto: the tables (set by the caller) */
+		uint32_t built, shared, empty, no_room;	/* files */
+		uint64_t rows, build_ns;
+		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
+	} tables;
 };
 
 struct sampler;
 
-/* Open, load and attach. On error returns a negative errno, having said why. */
+/*
+ * Open, load, and attach what counts processes' generations; sampling
+ * starts with sampler_start(). cfg->cpus must outlive the sampler. On error
+ * these return a negative errno, having said why.
+ */
 int sampler_open(struct sampler **out, const struct sampler_config *cfg);
+int sampler_start(struct sampler *s);
 /* Waits up to timeout_ms for ring buffer records and hands them out. */
 int sampler_poll(struct sampler *s, int timeout_ms);
 /* Flips the map set and hands out what the old one holds. */
@@ -98,6 +113,18 @@ int sampler_stop(struct sampler *s);
 /* Statistics as of the last drain; out->recorded_per_cpu is a copy. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *out);
 void sampler_stats_release(struct sampler_stats *st);
+/* Whether the program walks user stacks with unwind tables (--unwind auto, if the kernel can). */
+bool sampler_walks(const struct sampler *s);
+/* --unwind auto: the maps the unwind tables go into (unwind_tables.h); -1s without it. */
+void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
+/*
+ * --unwind auto: a process running at start, its executable mappings as
+ * /proc showed them (sorted), unless the program has read them since.
+ */
+int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
+			 const struct proc_map *maps, size_t nr);
+/* --unwind auto: the bytes the processes' mappings take in the kernel now. */
+uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */
 uint32_t sampler_process_gen(struct sampler *s, uint32_t tgid);
 

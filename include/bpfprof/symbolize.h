@@ -31,6 +31,7 @@ struct sym_frame {
 };
 
 struct jitmap;
+struct unwind_tables;
 
 /* One ELF file, identified by what /proc/PID/maps says of it. */
 struct symfile {
@@ -71,6 +72,7 @@ struct symbolizer {
 	uint32_t nr_files, files_alloc;
 	uint32_t open_files;	/* files still open, waiting to be read */
 	bool unwinding;		/* --unwind dwarf: keep each file's CFI */
+	struct unwind_tables *tables;	/* --unwind auto: each file's table built as it is opened */
 	struct unwinder unwinder;
 	struct itab file_index;
 	/* The same files by what the kernel says of a mapping (build ID, or device and inode). */
@@ -101,6 +103,8 @@ struct symbolizer {
 
 void symbolizer_init(struct symbolizer *s);
 void symbolizer_release(struct symbolizer *s);
+/* --unwind auto: from now on, every file opened gets its table built (the vDSO's now). */
+void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t);
 /* Start of a drain: live processes may be re-read once if an address misses. */
 void symbolizer_new_generation(struct symbolizer *s);
 /* Every process alive now, as generation current_gen() says the kernel counts. */

@@ -16,6 +16,7 @@
 #include "bpfprof/perfmap.h"
 #include "bpfprof/sample.h"
 #include "bpfprof/symbolize.h"
+#include "bpfprof/unwind_tables.h"
 
 static int load_vdso(struct symfile *f);
 static void open_files_of(struct symbolizer *s, struct proc *p);
@@ -522,6 +523,67 @@ static void revive(struct symbolizer *s, struct symfile *f, uint32_t tgid, int f
 		read_symbols(s, f);
 }
 
+/* --unwind auto: what building a table may ask for, the file's separate debug file. */
+struct table_debug {
+	struct symbolizer *s;
+	uint32_t tgid;
+	const char *path;
+	int fd;			/* the file */
+	int dfd;		/* its debug file once asked for, else -1 */
+	Elf *delf;
+};
+
+static Elf *table_debug_elf(void *ctx)
+{
+	struct table_debug *d = ctx;
+	struct symfile probe = { .path = (char *)d->path };
+	struct debuginfo_elf bin;
+
+	if (debuginfo_elf_read(&bin, d->fd))
+		return NULL;
+	d->dfd = find_debug_file(&d->s->procs, d->tgid, &probe, &bin);
+	free(probe.debug_path);
+	debuginfo_elf_release(&bin);
+	if (d->dfd >= 0)
+		d->delf = elf_begin(d->dfd, ELF_C_READ, NULL);
+	return d->delf;
+}
+
+/* The unwind table of a file just opened, built now: the program walks with it from now on. */
+static void add_table(struct symbolizer *s, uint32_t tgid, int fd, const struct stat *st,
+		      const struct proc_map *m)
+{
+	struct unwind_file_key key = unwind_file_key_of(st);
+	struct table_debug d = { s, tgid, m->path, fd, -1, NULL };
+	char hex[2 * sizeof(m->build_id) + 1];
+	Elf *elf;
+	int err;
+
+	if (!s->tables)
+		return;
+	build_id_hex(m, hex);
+	/* Read, not mapped: a file truncated under us fails a read rather than fault. */
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)))
+		return;
+	err = unwind_tables_add(s->tables, &key, hex, elf, table_debug_elf, &d);
+	if (err && err != -ENODATA)
+		debug("no unwind table for '%s': %s", m->path, strerror(-err));
+	elf_end(elf);
+	if (d.delf)
+		elf_end(d.delf);
+	if (d.dfd >= 0)
+		close(d.dfd);
+}
+
+void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t)
+{
+	struct unwind_file_key vdso = { 0 };
+
+	s->tables = t;
+	if (s->vdso.cfi_elf)
+		unwind_tables_add(t, &vdso, "", s->vdso.cfi_elf, NULL, NULL);
+}
+
 /* Opens the mapped file, or finds it among those open by what fstat says. */
 static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m)
 {
@@ -553,6 +615,7 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
 		else
 			close(fd);
 	} else {
+		add_table(s, tgid, fd, &st, m);
 		f = new_symfile(s, tgid, fd, m->path, &st);
 		ALLOC_GROW(s->files, s->nr_files + 1, s->files_alloc);
 		idx = s->nr_files++;

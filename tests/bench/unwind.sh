@@ -200,9 +200,36 @@ default_run() {
 	rm -rf "$d"
 }
 
+# both_run: --unwind auto and --unwind fp on the whole machine at once, so
+# both programs run on the same samples: the BPF time per sample of each.
+both_run() {
+	local d=$T/both m
+	rm -rf "$d" && mkdir -p "$d"
+	start_workloads -nofp
+	for m in auto fp; do
+		"$BPFPROF" --unwind $m -F $F -d "$RUN_S" -o "$d/$m.folded" 2> "$d/$m.err" &
+		echo $! > "$d/$m.pid"
+		PIDS+=($!)
+	done
+	for m in auto fp; do
+		(BPF_NS=; bpf_ns "$(cat "$d/$m.pid")"; echo "$BPF_NS" > "$d/$m.ns") &
+	done
+	wait_for_pids "$(cat "$d/auto.pid")" "$(cat "$d/fp.pid")"
+	sleep 1
+	stop_workloads
+	for m in auto fp; do
+		put "bpfboth.$m" "$(cat "$d/$m.ns" 2>/dev/null)"
+	done
+	note "  auto and fp at once, whole machine: BPF $(cat "$d/auto.ns" 2>/dev/null) and $(cat "$d/fp.ns" 2>/dev/null) ns a sample"
+	rm -rf "$d"
+}
+wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
+
 run() {
 	case $1 in
 	perf) perf_run ;;
+	auto) bpfprof_run auto auto -nofp ;;
+	bpf-both) both_run ;;
 	dwarf) bpfprof_run dwarf dwarf -nofp ;;
 	fp) bpfprof_run fp fp -nofp ;;
 	fp-fpbuild) bpfprof_run fp-fpbuild fp "" ;;
@@ -212,7 +239,7 @@ run() {
 }
 
 note "$ROUNDS rounds of $RUN_S s runs at $F Hz (some $(((ROUNDS + 1) * 6 * (RUN_S + 8) / 60 + 1)) minutes)"
-names=(perf dwarf fp fp-fpbuild bpf-dwarf bpf-fp)
+names=(perf auto dwarf fp fp-fpbuild bpf-dwarf bpf-fp bpf-both)
 for ((r = 0; r < ROUNDS; r++)); do
 	note "round $((r + 1)) of $ROUNDS"
 	for ((i = 0; i < ${#names[@]}; i++)); do
@@ -221,9 +248,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 		run "$name" || run "$name" || note "$name: no figures this round"
 	done
 done
-note "the default: the whole machine with fp and dwarf at 99, 999 and 9999 Hz"
+note "the default: the whole machine with auto, fp and dwarf at 99, 999 and 9999 Hz"
 for hz in 99 999 9999; do
-	for mode in fp dwarf; do
+	for mode in auto fp dwarf; do
 		default_run $hz $mode || note "--unwind $mode at $hz Hz: no figures"
 	done
 done
@@ -232,15 +259,16 @@ done
 	echo "Whole stacks without frame pointers, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r):"
 	echo "split-nofp and qsort-nofp (one per CPU), $F Hz, $RUN_S s, $ROUNDS rounds; median (min-max)."
 	echo
-	echo "| | perf record --call-graph dwarf + perf script | bpfprof --unwind dwarf | bpfprof / perf | bpfprof --unwind fp |"
-	echo "|---|---|---|---|---|"
-	echo "| profiler CPU, s (user + system) | $(cell cpu.perf 2) | $(cell cpu.dwarf 2) | $(ratio cpu.dwarf cpu.perf) | $(cell cpu.fp 2) |"
-	echo "| samples of the workload | $(cell samples.perf 0) | $(cell samples.dwarf 0) | $(ratio samples.dwarf samples.perf) | $(cell samples.fp 0) |"
-	echo "| stacks that reach main, % | $(cell full.perf 1) | $(cell full.dwarf 1) | $(ratio full.dwarf full.perf) | $(cell full.fp 1) |"
-	echo "| written, MB | perf.data $(cell data.perf 1 1e-6), script output $(cell out.perf 1 1e-6) | $(cell out.dwarf 3 1e-6) | $(ratio out.dwarf data.perf) of perf.data | $(cell out.fp 3 1e-6) |"
-	echo "| kernel to profiler, MB | perf.data $(cell data.perf 1 1e-6) | ring buffer $(cell ring.dwarf 1 1e-6) ($RING_BYTES B a sample) | $(ratio ring.dwarf data.perf) | - (counted in the kernel) |"
-	echo "| BPF time per run, ns, with -p (a run for another task's sample ends at the filter) | - | $(cell bpfns-p.dwarf 0) | | $(cell bpfns-p.fp 0) |"
-	echo "| BPF time per sample, ns, whole machine (other tasks' stacks too) | - | $(cell bpfns.dwarf 0) | | $(cell bpfns.fp 0) |"
+	echo "| | perf record --call-graph dwarf + perf script | bpfprof --unwind auto (default) | auto / fp | bpfprof --unwind dwarf | dwarf / perf | bpfprof --unwind fp |"
+	echo "|---|---|---|---|---|---|---|"
+	echo "| profiler CPU, s (user + system) | $(cell cpu.perf 2) | $(cell cpu.auto 2) | $(ratio cpu.auto cpu.fp) | $(cell cpu.dwarf 2) | $(ratio cpu.dwarf cpu.perf) | $(cell cpu.fp 2) |"
+	echo "| samples of the workload | $(cell samples.perf 0) | $(cell samples.auto 0) | $(ratio samples.auto samples.fp) | $(cell samples.dwarf 0) | $(ratio samples.dwarf samples.perf) | $(cell samples.fp 0) |"
+	echo "| stacks that reach main, % | $(cell full.perf 1) | $(cell full.auto 1) | | $(cell full.dwarf 1) | $(ratio full.dwarf full.perf) | $(cell full.fp 1) |"
+	echo "| written, MB | perf.data $(cell data.perf 1 1e-6), script output $(cell out.perf 1 1e-6) | $(cell out.auto 3 1e-6) | | $(cell out.dwarf 3 1e-6) | $(ratio out.dwarf data.perf) of perf.data | $(cell out.fp 3 1e-6) |"
+	echo "| kernel to profiler, MB | perf.data $(cell data.perf 1 1e-6) | - (counted in the kernel) | | ring buffer $(cell ring.dwarf 1 1e-6) ($RING_BYTES B a sample) | $(ratio ring.dwarf data.perf) | - (counted in the kernel) |"
+	echo "| BPF time per run, ns, with -p (a run for another task's sample ends at the filter) | - | $(cell bpfns-p.auto 0) | $(ratio bpfns-p.auto bpfns-p.fp) | $(cell bpfns-p.dwarf 0) | | $(cell bpfns-p.fp 0) |"
+	echo "| BPF time per sample, ns, whole machine, auto and fp at once on the same samples | - | $(cell bpfboth.auto 0) | $(ratio bpfboth.auto bpfboth.fp) | | | $(cell bpfboth.fp 0) |"
+	echo "| BPF time per sample, ns, whole machine (other tasks' stacks too) | - | | | $(cell bpfns.dwarf 0) | | $(cell bpfns.fp 0) |"
 	echo
 	echo "\`--unwind fp\` on the same programs built with frame pointers (split, qsort; libc's qsort still has none):"
 	echo "$(cell full.fp-fpbuild 1)% of $(cell samples.fp-fpbuild 0) samples reach main, $(cell cpu.fp-fpbuild 2) s CPU."
@@ -249,7 +277,7 @@ done
 	echo
 	echo "| | profiler CPU, s, at 99 / 999 / 9999 Hz | peak RSS, MB | samples lost, % |"
 	echo "|---|---|---|---|"
-	for mode in fp dwarf; do
+	for mode in auto fp dwarf; do
 		echo "| \`--unwind $mode\` | $(cell dcpu.$mode.99 2) / $(cell dcpu.$mode.999 2) / $(cell dcpu.$mode.9999 2)" \
 			"| $(cell drss.$mode.99 0) / $(cell drss.$mode.999 0) / $(cell drss.$mode.9999 0)" \
 			"| $(cell dlost.$mode.99 1) / $(cell dlost.$mode.999 1) / $(cell dlost.$mode.9999 1) |"

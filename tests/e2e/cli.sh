@@ -49,7 +49,7 @@ expect_error 2 "--stack-storage-size 0 is out of range" --stack-storage-size 0
 expect_error 2 "--max-stacks 'many': not a whole number" --max-stacks many
 expect_error 2 "--ring-buffer-size 12 is not a power of two" --ring-buffer-size 12
 expect_error 2 "-o: empty file name" -o ""
-expect_error 2 "--unwind 'lbr': unknown; give fp \\(frame pointers\\) or dwarf" --unwind lbr
+expect_error 2 "--unwind 'lbr': unknown; give auto \\(CFI in the kernel\\), fp \\(frame pointers\\) or dwarf" --unwind lbr
 expect_error 2 "--stack-size 1000 is out of range" --stack-size 1000
 expect_error 2 "--stack-size 5000 is not a multiple of 1024" --stack-size 5000
 expect_error 2 "-f 'flame': unknown format; give folded, pprof, callgrind or svg" -f flame

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * --unwind auto: user stacks walked in the program with unwind tables, no
+ * stack copied. Userspace turns each file's CFI into rows (unwind_row.h),
+ * once per file; the program finds, for each frame, its process's mapping
+ * of the pc (read from the kernel's VMAs when a program is exec'd or a
+ * process forks, and when a sample finds its code mapped anew: then in the
+ * task's own context, on its way back to user mode), that file's row by
+ * binary search, and
+ * from it the caller's rsp, rbp and return address. A frame with no row
+ * (JIT code, a file whose table is not built yet) is left by its frame
+ * pointer. The stack is then counted like any other, by a hash of its frames.
+ */
+#ifndef BPFPROF_UNWIND_BPF_H
+#define BPFPROF_UNWIND_BPF_H
+
+#define VM_EXEC 0x4
+
+/* Weak: a kernel without them loads the program all the same, with the walk off. */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym __weak;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+
+/* Every file's rows, one after another; sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* userspace writes rows in place */
+} unwind_rows SEC(".maps");
+
+/* Each file's rows in unwind_rows, by its identity; written by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_files SEC(".maps");
+
+/* Each process's executable mappings, by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct proc_mappings);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} proc_maps SEC(".maps");
+
+/* Where a process's mappings are read into before they are stored. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct proc_mappings);
+	__uint(max_entries, 1);
+} proc_maps_scratch SEC(".maps");
+
+struct walked_stack {
+	__u64 ips[BPFPROF_MAX_DEPTH + 1];	/* one more: indices are masked with 127 */
+};
+
+/* A walked stack as stored: leaf first, zeros after its last frame. */
+struct ustack {
+	__u64 ips[BPFPROF_MAX_DEPTH];
+};
+
+/* The frames of the stack being walked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct walked_stack);
+	__uint(max_entries, 1);
+} walk_scratch SEC(".maps");
+
+/* Walked user stacks by hash, one map per set (see profile.bpf.c); sized by userspace. */
+#define USTACK_MAP(name)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_HASH);			\
+		__type(key, __u64);					\
+		__type(value, struct ustack);				\
+		__uint(max_entries, 16384);				\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+	} name SEC(".maps")
+
+USTACK_MAP(ustacks0);
+USTACK_MAP(ustacks1);
+
+/* The state of one walk, on the program's stack. */
+struct walk {
+	__u64 pc, sp, bp;	/* the frame being left */
+	__u64 hash;
+	__u32 tgid, gen;
+	__u32 n;		/* frames in walk_scratch */
+	__u32 how;		/* enum walk_end | WALK_BY_* */
+	bool pc_exact;		/* pc is where the frame was interrupted, not a return address */
+	bool missed;		/* a pc was in none of the process's mappings */
+	bool in_syscall;	/* sampled in the kernel: the pc may be just past a syscall */
+	/* The mapping the last pc was in, and its file's rows (nr 0: none). */
+	__u64 map_start, map_end, map_offset;
+	__u32 rows_first, rows_nr;
+};
+
+/*
+ * Reads the process's executable mappings from its VMAs into proc_maps.
+ * In process context only: where a sample interrupts, the kernel may not
+ * take the mmap lock (it refuses every time on some kernels).
+ */
+static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, __u32 gen);
+
+/* A process whose mappings are to be read again on its way back to user mode. */
+struct rescan {
+	struct bpf_task_work work;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct rescan);
+	__uint(max_entries, 16384);
+} rescans SEC(".maps");
+
+static int rescan_now(struct bpf_map *map, __u32 *tgid, struct rescan *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 *gen = bpf_map_lookup_elem(&proc_gen, tgid);
+
+	scan_mappings(task, *tgid, gen ? *gen : 0);
+	return 0;
+}
+
+/* From a sample: the task reads its mappings when it next returns to user mode. */
+static __always_inline void rescan_later(__u32 tgid)
+{
+	struct rescan zero = {}, *r;
+
+	bpf_map_update_elem(&rescans, &tgid, &zero, BPF_NOEXIST);
+	r = bpf_map_lookup_elem(&rescans, &tgid);
+	/* -EBUSY while one is pending: one read serves every sample until then. */
+	if (r)
+		bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &r->work, &rescans,
+						   (bpf_task_work_callback_t)rescan_now, NULL);
+}
+
+static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, __u32 gen)
+{
+	struct sample_stats *st;
+	struct mm_struct *mm = task->mm;
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct proc_mappings *m;
+	__u32 zero = 0;
+	int err;
+
+	m = bpf_map_lookup_elem(&proc_maps_scratch, &zero);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!m || !mm || !st)
+		return;
+	m->gen = gen;
+	m->nr = 0;
+	m->exec_pages = mm->exec_vm;
+	m->reserved = 0;
+	err = bpf_iter_task_vma_new(&it, task, 0);
+	while (!err && (vma = bpf_iter_task_vma_next(&it))) {
+		struct exec_mapping *e;
+		struct file *file;
+
+		if (!(vma->vm_flags & VM_EXEC))
+			continue;
+		if (m->nr >= UNWIND_MAX_MAPPINGS)
+			break;
+		e = &m->maps[m->nr & (UNWIND_MAX_MAPPINGS - 1)];
+		e->start = vma->vm_start;
+		e->end = vma->vm_end;
+		e->offset = vma->vm_pgoff << 12;
+		e->file.reserved = 0;
+		file = vma->vm_file;
+		if (file) {
+			e->file.ino = file->f_inode->i_ino;
+			e->file.dev = file->f_inode->i_sb->s_dev;
+		} else {
+			/* The vDSO's table is under (0, 0); other code with no file has none. */
+			e->file.ino = 0;
+			e->file.dev = vma->vm_start == (__u64)mm->context.vdso ? 0 : UNWIND_ANON_DEV;
+			e->offset = 0;
+		}
+		m->nr++;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	if (err) {
+		st->v[STAT_PROC_SCAN_BUSY]++;
+		return;
+	}
+	st->v[STAT_PROC_SCANS]++;
+	bpf_map_update_elem(&proc_maps, &tgid, m, BPF_ANY);
+}
+
+/*
+ * The two binary searches are global functions: the verifier checks each
+ * once, for any arguments, instead of once per path that reaches it.
+ */
+
+/* Points w at the mapping of pc and its file's rows; 0 if pc is in none. */
+__noinline int unwind_find_mapping(struct walk *w, __u64 pc)
+{
+	struct proc_mappings *m;
+	struct unwind_file *f;
+	struct exec_mapping *e;
+	__u32 lo = 0, hi, i, mid;
+
+	if (!w)
+		return 0;
+	m = bpf_map_lookup_elem(&proc_maps, &w->tgid);
+	if (!m || m->gen != w->gen) {
+		w->missed = true;
+		return 0;
+	}
+	hi = m->nr;
+	if (hi > UNWIND_MAX_MAPPINGS)
+		hi = UNWIND_MAX_MAPPINGS;
+	/* The last mapping starting at or below pc. */
+	for (i = 0; i < 9 && lo + 1 < hi; i++) {
+		mid = (lo + hi) / 2;
+		if (m->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	e = &m->maps[lo & (UNWIND_MAX_MAPPINGS - 1)];
+	if (!hi || pc < e->start || pc >= e->end) {
+		w->missed = true;
+		return 0;
+	}
+	w->map_start = e->start;
+	w->map_end = e->end;
+	w->map_offset = e->offset;
+	f = e->file.dev == UNWIND_ANON_DEV ? NULL : bpf_map_lookup_elem(&unwind_files, &e->file);
+	w->rows_first = f ? f->first : 0;
+	w->rows_nr = f ? f->nr : 0;
+	return 1;
+}
+
+/* Into *out the last of nr rows from first at or below off; 0 if none. */
+__noinline int unwind_find_row(__u32 first, __u32 nr, __u32 off, struct unwind_row *out)
+{
+	__u32 lo = first, hi = first + nr, i, mid;
+	struct unwind_row *r;
+
+	if (!out || !nr)
+		return 0;
+	/* 24 halvings cover 16M rows. */
+	for (i = 0; i < 24 && lo + 1 < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return 0;
+		if (r->addr <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	if (!r || r->addr > off)
+		return 0;
+	*out = *r;
+	return 1;
+}
+
+/* Into *r the row for pc; false: none. */
+static __always_inline bool row_at(struct walk *w, __u64 pc, struct unwind_row *r)
+{
+	if ((pc < w->map_start || pc >= w->map_end) && !unwind_find_mapping(w, pc))
+		return false;
+	return w->rows_nr &&
+	       unwind_find_row(w->rows_first, w->rows_nr, pc - w->map_start + w->map_offset, r) &&
+	       (r->rules & ROW_CFA_MASK) != ROW_CFA_NONE;
+}
+
+/* Into *r the row for w's pc; false: none (frame pointers then). */
+static __always_inline bool find_row(struct walk *w, struct unwind_row *r)
+{
+	/* A return address may be just past a call that ends its function. */
+	if (row_at(w, w->pc_exact ? w->pc : w->pc - 1, r))
+		return true;
+	/* So may a pc sampled in a system call (rt_sigreturn's, ending __restore_rt). */
+	return w->n == 1 && w->in_syscall && row_at(w, w->pc - 1, r);
+}
+
+static __always_inline bool read_word(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
+}
+
+/* Ends the walk: how; returns 1, bpf_loop's "stop". */
+static __always_inline long walk_end(struct walk *w, __u32 how)
+{
+	w->how |= how;
+	return 1;
+}
+
+/* One frame up: from w's registers to its caller's, its return address recorded. */
+static long walk_step(__u32 i, struct walk *w)
+{
+	__u64 cfa, ra, bp = w->bp, sp = w->sp;
+	struct walked_stack *out;
+	struct unwind_row row, *r = &row;
+	__u32 zero = 0;
+	__u8 rule;
+
+	if (w->n >= BPFPROF_MAX_DEPTH)
+		return walk_end(w, WALK_DEPTH);
+	rule = find_row(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
+	switch (rule) {
+	case ROW_CFA_END:
+		return walk_end(w, WALK_OUTERMOST | WALK_BY_CFI);
+	case ROW_CFA_SIGNAL:
+		/* The interrupted frame: all three registers from the ucontext. */
+		if (!read_word(sp + SIGFRAME_RIP, &ra) || !read_word(sp + SIGFRAME_RBP, &bp) ||
+		    !read_word(sp + SIGFRAME_RSP, &cfa))
+			return walk_end(w, WALK_FAULT);
+		/*
+		 * Frames after the leaf are named one byte back, inside their call:
+		 * the trampoline's address and the interrupted pc are no return
+		 * addresses, so they are recorded one byte on.
+		 */
+		out = bpf_map_lookup_elem(&walk_scratch, &zero);
+		if (out && w->n > 1)
+			out->ips[(w->n - 1) & BPFPROF_MAX_DEPTH] += 1;
+		ra += 1;
+		w->how |= WALK_BY_CFI;
+		w->pc_exact = true;
+		goto record;
+	case ROW_CFA_RSP:
+	case ROW_CFA_PLT:
+		cfa = sp + (__s64)r->cfa_off * 8;
+		if (rule == ROW_CFA_PLT && (w->pc & 15) >= (__u64)r->rbp_off)
+			cfa += 8;
+		break;
+	case ROW_CFA_RBP:
+		cfa = bp + (__s64)r->cfa_off * 8;
+		break;
+	case ROW_CFA_DEREF_RBP:
+		if (!read_word(bp + (__s64)r->cfa_off * 8, &cfa))
+			return walk_end(w, WALK_FAULT);
+		break;
+	default:
+		/* Frame pointers: rbp points at the saved rbp, the return address above it. */
+		w->how |= WALK_BY_FP;
+		if (!bp)
+			return walk_end(w, WALK_FP_END);
+		if (bp < sp)
+			return walk_end(w, WALK_BAD);
+		if (!read_word(bp, &bp))
+			return walk_end(w, WALK_FAULT);
+		cfa = w->bp + 16;
+		goto return_address;
+	}
+	w->how |= WALK_BY_CFI;
+	switch (r->rules & ROW_RBP_MASK) {
+	case ROW_RBP_AT_CFA:
+		if (!read_word(cfa + (__s64)r->rbp_off * 8, &bp))
+			return walk_end(w, WALK_FAULT);
+		break;
+	case ROW_RBP_AT_RBP:
+		if (!read_word(w->bp, &bp))
+			return walk_end(w, WALK_FAULT);
+		break;
+	}
+return_address:
+	if (!read_word(cfa - 8, &ra))
+		return walk_end(w, WALK_FAULT);
+	w->pc_exact = false;
+	/* Callers' frames lie above their callees': anything else is a wrong turn. */
+	if (cfa <= sp)
+		return walk_end(w, WALK_BAD);
+record:
+	if (!ra)
+		return walk_end(w, WALK_FP_END);
+	out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!out)
+		return walk_end(w, WALK_FAULT);
+	out->ips[w->n & BPFPROF_MAX_DEPTH] = ra;
+	w->n++;
+	w->hash = (w->hash ^ ra) * 0x9e3779b97f4a7c15ull;
+	w->hash ^= w->hash >> 29;
+	w->pc = w->pc_exact ? ra - 1 : ra;
+	w->sp = cfa;
+	w->bp = bp;
+	return 0;
+}
+
+struct user_regs {
+	__u64 ip, sp, bp;
+};
+
+/* Walks the user stack from regs into walk_scratch; w->n frames, w->how how. */
+static __always_inline void walk_from(struct walk *w, const struct user_regs *regs)
+{
+	struct walked_stack *out;
+	__u32 zero = 0;
+
+	out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!out)
+		return;
+	w->pc = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	w->pc_exact = true;
+	w->map_start = w->map_end = 0;
+	w->how = 0;
+	out->ips[0] = w->pc;
+	w->n = 1;
+	w->hash = (0xcbf29ce484222325ull ^ w->pc) * 0x9e3779b97f4a7c15ull;
+	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, w, 0);
+	if (!(w->how & WALK_END_MASK))
+		w->how |= WALK_DEPTH;
+	if (w->n < BPFPROF_MAX_DEPTH)
+		out->ips[w->n & BPFPROF_MAX_DEPTH] = 0;
+}
+
+/*
+ * The sampled task's user stack, walked: its frames in walk_scratch, how
+ * the walk went in key->unwind; false if it has no user stack.
+ */
+static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, bool user_mode,
+					    struct sample_key *key, struct sample_stats *st,
+					    __u32 *frames)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct proc_mappings *m;
+	struct user_regs regs;
+	struct pt_regs *task_regs;
+	struct walk w = {};
+
+	if (!task->mm)
+		return false;
+	/* Interrupted in the kernel, the task's user registers are where it entered. */
+	if (user_mode) {
+		regs.ip = ctx->regs.ip;
+		regs.sp = ctx->regs.sp;
+		regs.bp = ctx->regs.bp;
+	} else {
+		task_regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (bpf_probe_read_kernel(&regs.ip, 8, &task_regs->ip) ||
+		    bpf_probe_read_kernel(&regs.sp, 8, &task_regs->sp) ||
+		    bpf_probe_read_kernel(&regs.bp, 8, &task_regs->bp))
+			return false;
+	}
+	w.tgid = key->tgid;
+	w.gen = key->gen;
+	w.in_syscall = !user_mode;
+	walk_from(&w, &regs);
+	/*
+	 * Code mapped since its mappings were read (ld.so maps the libraries
+	 * after exec), or none read yet: read them soon, even if this walk did
+	 * not need them.
+	 */
+	m = bpf_map_lookup_elem(&proc_maps, &w.tgid);
+	if (!m || m->gen != w.gen || m->exec_pages != task->mm->exec_vm)
+		rescan_later(w.tgid);
+	key->unwind = w.how;
+	key->ustack_hash = w.hash ? w.hash : 1;
+	*frames = w.n;
+	st->v[STAT_WALK_END + ((w.how & WALK_END_MASK) < WALK_END_MAX ? w.how & WALK_END_MASK : 0)]++;
+	if (!(w.how & WALK_BY_FP))
+		st->v[STAT_WALKED_CFI]++;
+	else if (!(w.how & WALK_BY_CFI))
+		st->v[STAT_WALKED_FP]++;
+	else
+		st->v[STAT_WALKED_MIXED]++;
+	return true;
+}
+
+/* A process's generation, as on_sample reads it. */
+static __always_inline __u32 current_gen(__u32 tgid)
+{
+	__u32 *gen = bpf_map_lookup_elem(&proc_gen, &tgid);
+
+	return gen ? *gen : 0;
+}
+
+/* A new program's first mappings: the binary, its interpreter, the vDSO. */
+static __always_inline void mappings_at_exec(struct task_struct *p)
+{
+	if (cfi_unwind)
+		scan_mappings(p, p->tgid, current_gen(p->tgid));
+}
+
+/* A new process has its parent's mappings: read them as its own. */
+static __always_inline void mappings_at_fork(struct task_struct *child)
+{
+	if (cfi_unwind)
+		scan_mappings(child, child->tgid, current_gen(child->tgid));
+}
+
+#endif

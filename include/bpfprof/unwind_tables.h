@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * --unwind auto: every mapped file's unwind table, built once (cfi_rows.h)
+ * and put where the BPF program walks stacks with it: its rows appended to
+ * the rows map (mapped into our memory, so no system call per row), then
+ * its slice published under the file's identity as the kernel knows it
+ * (device, inode). A file whose build ID is known already shares that
+ * table. Tables stay for the run: the map only fills.
+ */
+#ifndef BPFPROF_UNWIND_TABLES_H
+#define BPFPROF_UNWIND_TABLES_H
+
+#include <gelf.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "bpfprof/intern.h"
+#include "bpfprof/unwind_row.h"
+
+struct unwind_tables {
+	int rows_fd, files_fd;		/* the BPF maps; -1: tables are off */
+	struct unwind_row *rows;	/* the rows map, mapped */
+	uint32_t rows_max, rows_used;
+	struct table_file {
+		struct unwind_file_key key;
+		struct unwind_file where;
+		char build_id[41];	/* hex, "" if none */
+	} *files;
+	uint32_t nr_files, files_alloc;
+	struct itab by_key, by_build_id;
+	/* For the summary. */
+	uint32_t built, shared, empty, no_room;	/* files: tables built, shared, no CFI, no room left */
+	uint64_t build_ns;		/* CPU time building them */
+};
+
+/* Tables off unless rows_fd >= 0; maps the rows map. 0 or a negative errno. */
+int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint32_t rows_max);
+void unwind_tables_release(struct unwind_tables *t);
+
+/*
+ * The table of the ELF file elf, built unless the key (or build_id, hex or
+ * "") has one; debug_elf(ctx) is asked for its separate debug file (NULL:
+ * none) only when the file's own CFI covers less than half of its code.
+ * 0, or a negative errno (the file has no CFI: -ENODATA; no room: -ENOSPC).
+ */
+int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key,
+		      const char *build_id, Elf *elf, Elf *(*debug_elf)(void *ctx), void *ctx);
+
+/* The key of a file from its fstat: the kernel's dev_t (MAJOR << 20 | MINOR). */
+struct unwind_file_key unwind_file_key_of(const struct stat *st);
+
+/* Bytes the tables take in the kernel: the rows map, and the files map's entries. */
+uint64_t unwind_tables_bytes(const struct unwind_tables *t);
+
+#endif

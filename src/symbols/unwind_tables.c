@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfprof/cfi_rows.h"
+#include "bpfprof/unwind_tables.h"
+#include "bpfprof/util.h"
+
+static size_t rows_bytes(uint32_t n)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return ((size_t)n * sizeof(struct unwind_row) + page - 1) / page * page;
+}
+
+int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint32_t rows_max)
+{
+	void *rows;
+
+	memset(t, 0, sizeof(*t));
+	t->rows_fd = t->files_fd = -1;
+	if (rows_fd < 0)
+		return 0;
+	rows = mmap(NULL, rows_bytes(rows_max), PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (rows == MAP_FAILED)
+		return -errno;
+	t->rows = rows;
+	t->rows_fd = rows_fd;
+	t->files_fd = files_fd;
+	t->rows_max = rows_max;
+	return 0;
+}
+
+void unwind_tables_release(struct unwind_tables *t)
+{
+	if (t->rows)
+		munmap(t->rows, rows_bytes(t->rows_max));
+	free(t->files);
+	itab_release(&t->by_key);
+	itab_release(&t->by_build_id);
+	memset(t, 0, sizeof(*t));
+	t->rows_fd = t->files_fd = -1;
+}
+
+struct unwind_file_key unwind_file_key_of(const struct stat *st)
+{
+	struct unwind_file_key k = { 0 };
+
+	k.ino = st->st_ino;
+	/* The kernel's encoding, as the VMA's inode has it: 20 bits of minor. */
+	k.dev = major(st->st_dev) << 20 | minor(st->st_dev);
+	return k;
+}
+
+static uint64_t key_hash(const struct unwind_file_key *k)
+{
+	return hash_mix(k->ino, k->dev);
+}
+
+static bool key_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct unwind_file_key *a = &((const struct unwind_tables *)owner)->files[idx].key;
+	const struct unwind_file_key *b = key;
+
+	return a->ino == b->ino && a->dev == b->dev;
+}
+
+static bool build_id_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return !strcmp(((const struct unwind_tables *)owner)->files[idx].build_id, key);
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The bytes of code the file's executable segments hold. */
+static uint64_t code_bytes(Elf *elf)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+	uint64_t bytes = 0;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			bytes += ph.p_filesz;
+	return bytes;
+}
+
+/* The bytes of code the rows say how to unwind. */
+static uint64_t covered_bytes(const struct cfi_rows *r)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < r->nr; i++)
+		if ((r->rows[i].rules & ROW_CFA_MASK) != ROW_CFA_NONE)
+			bytes += r->rows[i + 1].addr - r->rows[i].addr;
+	return bytes;
+}
+
+/* Records the file (its table at where) under key and build ID; publishes it. */
+static int publish(struct unwind_tables *t, const struct unwind_file_key *key, const char *build_id,
+		   struct unwind_file where)
+{
+	struct table_file *f;
+	int err;
+
+	if ((err = bpf_map_update_elem(t->files_fd, key, &where, BPF_ANY)))
+		return err;
+	ALLOC_GROW(t->files, t->nr_files + 1, t->files_alloc);
+	f = &t->files[t->nr_files];
+	f->key = *key;
+	f->where = where;
+	snprintf(f->build_id, sizeof(f->build_id), "%s", build_id ? build_id : "");
+	itab_insert(&t->by_key, key_hash(key), t->nr_files);
+	if (f->build_id[0])
+		itab_insert(&t->by_build_id, hash_bytes(f->build_id, strlen(f->build_id), 0), t->nr_files);
+	t->nr_files++;
+	return 0;
+}
+
+int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key,
+		      const char *build_id, Elf *elf, Elf *(*debug_elf)(void *ctx), void *ctx)
+{
+	struct cfi_rows rows = { 0 };
+	struct unwind_file where;
+	uint64_t start;
+	uint32_t idx;
+	Elf *debug;
+	int err;
+
+	if (!t->rows)
+		return 0;
+	if (itab_find(&t->by_key, key_hash(key), key_eq, t, key) != ITAB_NONE)
+		return 0;
+	if (build_id && build_id[0] &&
+	    (idx = itab_find(&t->by_build_id, hash_bytes(build_id, strlen(build_id), 0), build_id_eq,
+			     t, build_id)) != ITAB_NONE) {
+		t->shared++;
+		return publish(t, key, build_id, t->files[idx].where);
+	}
+	start = cpu_ns();
+	err = cfi_rows_build(elf, NULL, &rows);
+	/* Built with -fno-asynchronous-unwind-tables: the rest may be in .debug_frame elsewhere. */
+	if (!err && covered_bytes(&rows) * 2 < code_bytes(elf) && debug_elf && (debug = debug_elf(ctx))) {
+		cfi_rows_free(&rows);
+		memset(&rows, 0, sizeof(rows));
+		err = cfi_rows_build(elf, debug, &rows);
+	}
+	t->build_ns += cpu_ns() - start;
+	if (!err && !covered_bytes(&rows))
+		err = -ENODATA;
+	if (!err && rows.nr > t->rows_max - t->rows_used)
+		err = -ENOSPC;
+	if (err) {
+		t->empty += err == -ENODATA;
+		t->no_room += err == -ENOSPC;
+		cfi_rows_free(&rows);
+		return err;
+	}
+	/* Rows first, then the slice that points at them: the program never sees half a table. */
+	memcpy(t->rows + t->rows_used, rows.rows, rows.nr * sizeof(*rows.rows));
+	where = (struct unwind_file){ t->rows_used, rows.nr };
+	t->rows_used += rows.nr;
+	t->built++;
+	cfi_rows_free(&rows);
+	return publish(t, key, build_id, where);
+}
+
+uint64_t unwind_tables_bytes(const struct unwind_tables *t)
+{
+	if (!t->rows)
+		return 0;
+	return rows_bytes(t->rows_max) +
+	       (uint64_t)t->nr_files * (sizeof(struct unwind_file_key) + sizeof(struct unwind_file));
+}
