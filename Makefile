@@ -247,14 +247,21 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # Time and memory to write each format for a profile of 50k distinct stacks;
 # symbolization against eu-addr2line and addr2line; then bpfprof against perf
 # and bpftrace on this machine (root; some 25 minutes, QUICK=1 for a short
-# try), its table in tests/bench/results.md; then --unwind dwarf against
-# perf --call-graph dwarf (some 12 minutes), in tests/bench/unwind.md.
+# try), its table in tests/bench/results.md; then --unwind auto, fp and
+# dwarf against perf --call-graph dwarf (some 15 minutes), in
+# tests/bench/unwind.md; then whole stacks by program and the unwind tables'
+# cost (some 6 minutes), in tests/bench/walk.md.
+$(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/tests/bench-symbols \
-       $(addprefix $(O)/tests/workloads/,split split-nofp qsort qsort-nofp)
+       $(O)/tests/bench-tables $(WORKLOADS)
 	$(O)/tests/bench-writers 50000 5
 	$(O)/tests/bench-symbols /lib/x86_64-linux-gnu/libc.so.6 20000
 	O=$(O) bash tests/bench/run.sh
 	O=$(O) bash tests/bench/unwind.sh
+	O=$(O) bash tests/bench/walk.sh
 
 # Fuzzing ---------------------------------------------------------------------
 

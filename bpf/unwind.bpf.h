@@ -60,7 +60,27 @@ struct {
 	__uint(max_entries, 1);
 } proc_maps_scratch SEC(".maps");
 
+/*
+ * The state of one walk. In a map, not on the program's stack: the
+ * verifier then takes its values as unknown and checks a step once, not
+ * once for every depth it could have reached.
+ */
+struct walk {
+	__u64 pc, sp, bp;	/* the frame being left */
+	__u64 hash;
+	__u32 tgid, gen;
+	__u32 n;		/* frames in ips */
+	__u32 how;		/* enum walk_end | WALK_BY_* */
+	bool pc_exact;		/* pc is where the frame was interrupted, not a return address */
+	bool missed;		/* a pc was in none of the process's mappings */
+	bool in_syscall;	/* sampled in the kernel: the pc may be just past a syscall */
+	/* The mapping the last pc was in, and its file's rows (nr 0: none). */
+	__u64 map_start, map_end, map_offset;
+	__u32 rows_first, rows_nr;
+};
+
 struct walked_stack {
+	struct walk w;
 	__u64 ips[BPFPROF_MAX_DEPTH + 1];	/* one more: indices are masked with 127 */
 };
 
@@ -69,7 +89,7 @@ struct ustack {
 	__u64 ips[BPFPROF_MAX_DEPTH];
 };
 
-/* The frames of the stack being walked. */
+/* The stack being walked, and its frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -89,21 +109,6 @@ struct {
 
 USTACK_MAP(ustacks0);
 USTACK_MAP(ustacks1);
-
-/* The state of one walk, on the program's stack. */
-struct walk {
-	__u64 pc, sp, bp;	/* the frame being left */
-	__u64 hash;
-	__u32 tgid, gen;
-	__u32 n;		/* frames in walk_scratch */
-	__u32 how;		/* enum walk_end | WALK_BY_* */
-	bool pc_exact;		/* pc is where the frame was interrupted, not a return address */
-	bool missed;		/* a pc was in none of the process's mappings */
-	bool in_syscall;	/* sampled in the kernel: the pc may be just past a syscall */
-	/* The mapping the last pc was in, and its file's rows (nr 0: none). */
-	__u64 map_start, map_end, map_offset;
-	__u32 rows_first, rows_nr;
-};
 
 /*
  * Reads the process's executable mappings from its VMAs into proc_maps.
@@ -219,10 +224,12 @@ __noinline int unwind_find_mapping(struct walk *w, __u64 pc)
 		w->missed = true;
 		return 0;
 	}
+	/*
+	 * The last mapping starting at or below pc. nr is not clamped: the
+	 * masks keep reads inside, and bounds the verifier would track make it
+	 * check every path of the search apart.
+	 */
 	hi = m->nr;
-	if (hi > UNWIND_MAX_MAPPINGS)
-		hi = UNWIND_MAX_MAPPINGS;
-	/* The last mapping starting at or below pc. */
 	for (i = 0; i < 9 && lo + 1 < hi; i++) {
 		mid = (lo + hi) / 2;
 		if (m->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
@@ -280,12 +287,14 @@ static __always_inline bool row_at(struct walk *w, __u64 pc, struct unwind_row *
 	       (r->rules & ROW_CFA_MASK) != ROW_CFA_NONE;
 }
 
-/* Into *r the row for w's pc; false: none (frame pointers then). */
-static __always_inline bool find_row(struct walk *w, struct unwind_row *r)
+/* Into *r the row for w's pc; 0: none (frame pointers then). Global, as the searches. */
+__noinline int unwind_row_for(struct walk *w, struct unwind_row *r)
 {
+	if (!w || !r)
+		return 0;
 	/* A return address may be just past a call that ends its function. */
 	if (row_at(w, w->pc_exact ? w->pc : w->pc - 1, r))
-		return true;
+		return 1;
 	/* So may a pc sampled in a system call (rt_sigreturn's, ending __restore_rt). */
 	return w->n == 1 && w->in_syscall && row_at(w, w->pc - 1, r);
 }
@@ -302,18 +311,25 @@ static __always_inline long walk_end(struct walk *w, __u32 how)
 	return 1;
 }
 
-/* One frame up: from w's registers to its caller's, its return address recorded. */
-static long walk_step(__u32 i, struct walk *w)
+/* One frame up: from the walk's registers to its caller's, its return address recorded. */
+static long walk_step(__u32 i, void *unused)
 {
-	__u64 cfa, ra, bp = w->bp, sp = w->sp;
-	struct walked_stack *out;
 	struct unwind_row row, *r = &row;
+	__u64 cfa, ra, bp, sp;
+	struct walked_stack *out;
+	struct walk *w;
 	__u32 zero = 0;
 	__u8 rule;
 
+	out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!out)
+		return 1;
+	w = &out->w;
+	bp = w->bp;
+	sp = w->sp;
 	if (w->n >= BPFPROF_MAX_DEPTH)
 		return walk_end(w, WALK_DEPTH);
-	rule = find_row(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
+	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
 	switch (rule) {
 	case ROW_CFA_END:
 		return walk_end(w, WALK_OUTERMOST | WALK_BY_CFI);
@@ -327,8 +343,7 @@ static long walk_step(__u32 i, struct walk *w)
 		 * the trampoline's address and the interrupted pc are no return
 		 * addresses, so they are recorded one byte on.
 		 */
-		out = bpf_map_lookup_elem(&walk_scratch, &zero);
-		if (out && w->n > 1)
+		if (w->n > 1)
 			out->ips[(w->n - 1) & BPFPROF_MAX_DEPTH] += 1;
 		ra += 1;
 		w->how |= WALK_BY_CFI;
@@ -380,9 +395,6 @@ return_address:
 record:
 	if (!ra)
 		return walk_end(w, WALK_FP_END);
-	out = bpf_map_lookup_elem(&walk_scratch, &zero);
-	if (!out)
-		return walk_end(w, WALK_FAULT);
 	out->ips[w->n & BPFPROF_MAX_DEPTH] = ra;
 	w->n++;
 	w->hash = (w->hash ^ ra) * 0x9e3779b97f4a7c15ull;
@@ -397,25 +409,22 @@ struct user_regs {
 	__u64 ip, sp, bp;
 };
 
-/* Walks the user stack from regs into walk_scratch; w->n frames, w->how how. */
-static __always_inline void walk_from(struct walk *w, const struct user_regs *regs)
+/* Walks the user stack from regs into out: out->w.n frames, out->w.how how. */
+static __always_inline void walk_from(struct walked_stack *out, const struct user_regs *regs)
 {
-	struct walked_stack *out;
-	__u32 zero = 0;
+	struct walk *w = &out->w;
 
-	out = bpf_map_lookup_elem(&walk_scratch, &zero);
-	if (!out)
-		return;
 	w->pc = regs->ip;
 	w->sp = regs->sp;
 	w->bp = regs->bp;
 	w->pc_exact = true;
+	w->missed = false;
 	w->map_start = w->map_end = 0;
 	w->how = 0;
 	out->ips[0] = w->pc;
 	w->n = 1;
 	w->hash = (0xcbf29ce484222325ull ^ w->pc) * 0x9e3779b97f4a7c15ull;
-	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, w, 0);
+	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, NULL, 0);
 	if (!(w->how & WALK_END_MASK))
 		w->how |= WALK_DEPTH;
 	if (w->n < BPFPROF_MAX_DEPTH)
@@ -431,12 +440,15 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 					    __u32 *frames)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct walked_stack *out;
 	struct proc_mappings *m;
 	struct user_regs regs;
 	struct pt_regs *task_regs;
-	struct walk w = {};
+	__u32 zero = 0, how;
+	struct walk *w;
 
-	if (!task->mm)
+	out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!task->mm || !out)
 		return false;
 	/* Interrupted in the kernel, the task's user registers are where it entered. */
 	if (user_mode) {
@@ -450,25 +462,27 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 		    bpf_probe_read_kernel(&regs.bp, 8, &task_regs->bp))
 			return false;
 	}
-	w.tgid = key->tgid;
-	w.gen = key->gen;
-	w.in_syscall = !user_mode;
-	walk_from(&w, &regs);
+	w = &out->w;
+	w->tgid = key->tgid;
+	w->gen = key->gen;
+	w->in_syscall = !user_mode;
+	walk_from(out, &regs);
 	/*
 	 * Code mapped since its mappings were read (ld.so maps the libraries
 	 * after exec), or none read yet: read them soon, even if this walk did
 	 * not need them.
 	 */
-	m = bpf_map_lookup_elem(&proc_maps, &w.tgid);
-	if (!m || m->gen != w.gen || m->exec_pages != task->mm->exec_vm)
-		rescan_later(w.tgid);
-	key->unwind = w.how;
-	key->ustack_hash = w.hash ? w.hash : 1;
-	*frames = w.n;
-	st->v[STAT_WALK_END + ((w.how & WALK_END_MASK) < WALK_END_MAX ? w.how & WALK_END_MASK : 0)]++;
-	if (!(w.how & WALK_BY_FP))
+	m = bpf_map_lookup_elem(&proc_maps, &key->tgid);
+	if (!m || m->gen != key->gen || m->exec_pages != task->mm->exec_vm)
+		rescan_later(key->tgid);
+	how = w->how;
+	key->unwind = how;
+	key->ustack_hash = w->hash ? w->hash : 1;
+	*frames = w->n;
+	st->v[STAT_WALK_END + ((how & WALK_END_MASK) < WALK_END_MAX ? how & WALK_END_MASK : 0)]++;
+	if (!(how & WALK_BY_FP))
 		st->v[STAT_WALKED_CFI]++;
-	else if (!(w.how & WALK_BY_CFI))
+	else if (!(how & WALK_BY_CFI))
 		st->v[STAT_WALKED_FP]++;
 	else
 		st->v[STAT_WALKED_MIXED]++;

@@ -58,7 +58,7 @@ else
 fi
 
 # 2. libc named through its debug file (libc6-dbg, by build ID), on the same stacks.
-libc=$(sum_matching "$T/stripped.folded" '^split-stripped;__libc_start_call_main;main;')
+libc=$(sum_matching "$T/stripped.folded" '^split-stripped;(_start;__libc_start_main;)?__libc_start_call_main;main;')
 if [ -n "$total" ] && within "$libc" $((total * 95 / 100)) "$total"; then
 	ok "libc: $libc of $total samples show __libc_start_call_main;main"
 else

@@ -52,8 +52,8 @@ profile cxx $!
 whole "C++ -O2 (cxx-nofp)" "$T/cxx.folded" "^cxx-nofp;$START;main;shapes::run_round\\(unsigned long\\);" 10000
 
 # 3. Debian's Python 3.11, built without frame pointers: whole to Py_BytesMain.
-if command -v python3.11 > /dev/null; then
-	python3.11 -c '
+if [ -x /usr/bin/python3.11 ]; then
+	/usr/bin/python3.11 -c '
 import time
 def work(n):
     s = 0
@@ -68,7 +68,7 @@ while time.time() < end:
 	profile python $!
 	whole "Python 3.11's interpreter" "$T/python.folded" "^python3.11;$START;Py_BytesMain;" 10000
 else
-	not_ok "python3.11: not installed (sudo make deps installs it)"
+	not_ok "/usr/bin/python3.11: not installed (sudo make deps installs python3.11)"
 fi
 
 # 4. JIT code: V8's frames have no CFI, frame pointers take them.
