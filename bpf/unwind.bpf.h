@@ -43,6 +43,19 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_files SEC(".maps");
 
+/* Files whose table was asked for (table_request), so each is asked for once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct unwind_file_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} tables_asked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} table_requests SEC(".maps");
+
 /* Each process's executable mappings, by tgid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -204,6 +217,17 @@ static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, 
 	bpf_map_update_elem(&proc_maps, &tgid, m, BPF_ANY);
 }
 
+/* A file with no table yet: userspace is told at once, once. */
+static __always_inline void ask_for_table(const struct exec_mapping *e, __u32 tgid)
+{
+	struct table_request r = { .file = e->file, .tgid = tgid, .start = e->start, .end = e->end };
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&tables_asked, &e->file, &one, BPF_NOEXIST))
+		return;
+	bpf_ringbuf_output(&table_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * The two binary searches are global functions: the verifier checks each
  * once, for any arguments, instead of once per path that reaches it.
@@ -248,6 +272,8 @@ __noinline int unwind_find_mapping(struct walk *w, __u64 pc)
 	f = e->file.dev == UNWIND_ANON_DEV ? NULL : bpf_map_lookup_elem(&unwind_files, &e->file);
 	w->rows_first = f ? f->first : 0;
 	w->rows_nr = f ? f->nr : 0;
+	if (!f && e->file.dev != UNWIND_ANON_DEV)
+		ask_for_table(e, w->tgid);
 	return 1;
 }
 

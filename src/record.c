@@ -540,6 +540,14 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 	return rc;
 }
 
+/* --unwind auto: a table the walk needs now, for a program started during the run. */
+static void on_table_request(void *ctx, const struct table_request *r)
+{
+	struct session *ss = ctx;
+
+	symbolizer_table_request(&ss->sym, r);
+}
+
 /*
  * Room for this many unwind table rows (8 bytes each): every file mapped on
  * a busy desktop takes some 2 million.
@@ -574,6 +582,7 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	cfg->stack_copy_bytes = o->stack_size;
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
+	cfg->on_table_request = on_table_request;
 	cfg->ctx = ss;
 }
 

@@ -55,6 +55,7 @@ struct sampler {
 	struct ring_buffer *rb;
 	sample_fn *on_sample;
 	void (*before_read)(void *ctx);
+	void (*on_table_request)(void *ctx, const struct table_request *r);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
 	bool walking;		/* --unwind auto */
@@ -325,6 +326,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	head_sample(&r->head, &rs);
 	rs.walk = r->unwind;
 	s->on_sample(s->ctx, &rs);
+	return 0;
+}
+
+static int on_table_request(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size >= sizeof(struct table_request) && s->on_table_request)
+		s->on_table_request(s->ctx, data);
 	return 0;
 }
 
@@ -762,6 +772,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	*out = s;
 	s->on_sample = cfg->on_sample;
 	s->before_read = cfg->before_read;
+	s->on_table_request = cfg->on_table_request;
 	s->ctx = cfg->ctx;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
@@ -800,7 +811,8 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 		return err;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.fallback), on_record, s, NULL);
-	if (!s->rb) {
+	if (!s->rb || (s->walking && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.table_requests),
+						    on_table_request, s))) {
 		err = -errno;
 		error("cannot open the BPF ring buffer: %s", strerror(-err));
 		return err;

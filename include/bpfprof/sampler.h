@@ -74,6 +74,8 @@ struct sampler_config {
 	sample_fn *on_sample;	/* receives every sample, from drains and the ring buffer */
 	/* Called when a drain has flipped the sets, before their samples are handed out. */
 	void (*before_read)(void *ctx);
+	/* --unwind auto: the walk met a file with no table. */
+	void (*on_table_request)(void *ctx, const struct table_request *r);
 	void *ctx;
 };
 

@@ -17,6 +17,7 @@
 #include "bpfprof/intern.h"
 #include "bpfprof/ksyms.h"
 #include "bpfprof/unwind.h"
+#include "bpfprof/unwind_row.h"
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 
@@ -105,6 +106,12 @@ void symbolizer_init(struct symbolizer *s);
 void symbolizer_release(struct symbolizer *s);
 /* --unwind auto: from now on, every file opened gets its table built (the vDSO's now). */
 void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t);
+/*
+ * --unwind auto: the program met a file with no table (a program started
+ * during the run): built now from the process's mapping of it, unless it
+ * is gone or the side-band's path built it first.
+ */
+void symbolizer_table_request(struct symbolizer *s, const struct table_request *r);
 /* Start of a drain: live processes may be re-read once if an address misses. */
 void symbolizer_new_generation(struct symbolizer *s);
 /* Every process alive now, as generation current_gen() says the kernel counts. */

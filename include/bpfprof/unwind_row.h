@@ -96,6 +96,18 @@ struct proc_mappings {
 	struct exec_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 
+/*
+ * A file the walk met with no table yet (a program new to the run): sent
+ * once per file, at once, so its table is built within milliseconds rather
+ * than at the next side-band read.
+ */
+struct table_request {
+	struct unwind_file_key file;
+	__u32 tgid;		/* a process that maps it, */
+	__u32 reserved;
+	__u64 start, end;	/* there */
+};
+
 /* How a user stack's walk in the BPF program ended: sample_key.unwind & WALK_END_MASK. */
 enum walk_end {
 	WALK_NONE = 0,		/* no walk: --unwind fp, or no user stack */

@@ -46,6 +46,14 @@ void unwind_tables_release(struct unwind_tables *t);
 int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key,
 		      const char *build_id, Elf *elf, Elf *(*debug_elf)(void *ctx), void *ctx);
 
+/*
+ * A file whose build ID has a table already, under another key (a copy):
+ * published there too. 0 (or already known), -ENOENT: no table has that
+ * build ID.
+ */
+int unwind_tables_alias(struct unwind_tables *t, const struct unwind_file_key *key,
+			const char *build_id);
+
 /* The key of a file from its fstat: the kernel's dev_t (MAJOR << 20 | MINOR). */
 struct unwind_file_key unwind_file_key_of(const struct stat *st);
 

@@ -575,6 +575,47 @@ static void add_table(struct symbolizer *s, uint32_t tgid, int fd, const struct 
 		close(d.dfd);
 }
 
+/*
+ * A file known by its build ID, mapped from another inode (a copy of a
+ * binary): the program finds tables by inode, so that one gets the table too.
+ */
+static void alias_table(struct symbolizer *s, uint32_t tgid, const struct proc_map *m)
+{
+	char hex[2 * sizeof(m->build_id) + 1];
+	struct unwind_file_key key;
+	struct stat st;
+	int fd;
+
+	if (!s->tables || !m->build_id_size || (fd = open_in_process(&s->procs, tgid, m)) < 0)
+		return;
+	if (!fstat(fd, &st)) {
+		key = unwind_file_key_of(&st);
+		build_id_hex(m, hex);
+		unwind_tables_alias(s->tables, &key, hex);
+	}
+	close(fd);
+}
+
+void symbolizer_table_request(struct symbolizer *s, const struct table_request *r)
+{
+	struct proc_map m = { .start = r->start, .end = r->end, .path = (char *)"" };
+	struct unwind_file_key key;
+	struct stat st;
+	Elf *elf;
+	int fd, err;
+
+	if (!s->tables || (fd = open_map_files(&s->procs, r->tgid, &m)) < 0)
+		return;
+	if (!fstat(fd, &st) && (key = unwind_file_key_of(&st), key.ino == r->file.ino) &&
+	    key.dev == r->file.dev && (elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		if ((err = unwind_tables_add(s->tables, &key, "", elf, NULL, NULL)) && err != -ENODATA)
+			debug("no unwind table for the file process %u maps at %#llx: %s", r->tgid,
+			      (unsigned long long)r->start, strerror(-err));
+		elf_end(elf);
+	}
+	close(fd);
+}
+
 void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t)
 {
 	struct unwind_file_key vdso = { 0 };
@@ -649,8 +690,10 @@ static struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc
 
 	keyed = m->file < 0 && mapped_key(m, &k);
 	if (keyed && (idx = itab_find(&s->mapped_index, mapped_hash(&k), mapped_eq, s, &k)) !=
-			     ITAB_NONE)
+			     ITAB_NONE) {
 		m->file = s->mapped[idx].file;
+		alias_table(s, tgid, m);
+	}
 	/*
 	 * A file let go is opened again as this process sees it (it maps the
 	 * file now): the same file, or another with the same build ID.

@@ -134,26 +134,33 @@ static int publish(struct unwind_tables *t, const struct unwind_file_key *key, c
 	return 0;
 }
 
+int unwind_tables_alias(struct unwind_tables *t, const struct unwind_file_key *key,
+			const char *build_id)
+{
+	uint32_t idx;
+
+	if (!t->rows || itab_find(&t->by_key, key_hash(key), key_eq, t, key) != ITAB_NONE)
+		return 0;
+	if (!build_id[0] || (idx = itab_find(&t->by_build_id, hash_bytes(build_id, strlen(build_id), 0),
+					     build_id_eq, t, build_id)) == ITAB_NONE)
+		return -ENOENT;
+	t->shared++;
+	return publish(t, key, build_id, t->files[idx].where);
+}
+
 int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key,
 		      const char *build_id, Elf *elf, Elf *(*debug_elf)(void *ctx), void *ctx)
 {
 	struct cfi_rows rows = { 0 };
 	struct unwind_file where;
 	uint64_t start;
-	uint32_t idx;
 	Elf *debug;
 	int err;
 
 	if (!t->rows)
 		return 0;
-	if (itab_find(&t->by_key, key_hash(key), key_eq, t, key) != ITAB_NONE)
-		return 0;
-	if (build_id && build_id[0] &&
-	    (idx = itab_find(&t->by_build_id, hash_bytes(build_id, strlen(build_id), 0), build_id_eq,
-			     t, build_id)) != ITAB_NONE) {
-		t->shared++;
-		return publish(t, key, build_id, t->files[idx].where);
-	}
+	if ((err = unwind_tables_alias(t, key, build_id ? build_id : "")) != -ENOENT)
+		return err;
 	start = cpu_ns();
 	err = cfi_rows_build(elf, NULL, &rows);
 	/* Built with -fno-asynchronous-unwind-tables: the rest may be in .debug_frame elsewhere. */

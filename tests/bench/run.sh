@@ -18,6 +18,9 @@ export LC_ALL=C
 
 O=${O:-build}
 BPFPROF=$O/bpfprof
+# Frame pointers, as perf -g and bpftrace walk them: like against like. The
+# default, --unwind auto, is measured against fp in tests/bench/unwind.sh.
+UNWIND="--unwind fp"
 STACKS=$O/tests/workloads/stacks
 RESULTS=${1:-tests/bench/results.md}
 QUICK=${QUICK:-0}
@@ -241,7 +244,7 @@ cpu_run() {
 	bpfprof-folded|bpfprof-pprof)
 		local out=$d/out.folded
 		[ "$prof" = bpfprof-pprof ] && out=$d/out.pb.gz
-		timed "$d/time" "$BPFPROF" -v -F "$f" -d "$RUN_S" -o "$out" 2> "$d/err" ;;
+		timed "$d/time" "$BPFPROF" $UNWIND -v -F "$f" -d "$RUN_S" -o "$out" 2> "$d/err" ;;
 	perf)
 		timed "$d/time" perf record -B -e cpu-clock -a -g -F "$f" -o "$d/perf.data" \
 			-- sleep "$RUN_S" 2> "$d/err" ;;
@@ -302,7 +305,7 @@ slow_run() {
 	rm -rf "$d" && mkdir -p "$d"
 	case $prof in
 	bpfprof)
-		"$BPFPROF" -F 999 -o "$d/out.folded" 2> "$d/err" & pid=$! ;;
+		"$BPFPROF" $UNWIND -F 999 -o "$d/out.folded" 2> "$d/err" & pid=$! ;;
 	perf)
 		perf record -B -e cpu-clock -a -g -F 999 -o "$d/perf.data" 2> "$d/err" & pid=$! ;;
 	bpftrace)
@@ -351,7 +354,7 @@ stacks_run() {
 	# The stamp is taken in the shell that then becomes /usr/bin/time, which forks bpfprof.
 	(
 		echo "$EPOCHREALTIME" > "$d/t0"
-		exec /usr/bin/time -f '%U %S %M' -o "$d/time" "$BPFPROF" -v -F $STACK_RATE \
+		exec /usr/bin/time -f '%U %S %M' -o "$d/time" "$BPFPROF" $UNWIND -v -F $STACK_RATE \
 			-o "$d/out.folded" 2> "$d/err"
 	) &
 	TIMED_PID=$!
@@ -411,7 +414,7 @@ soak() {
 	local d=$T/run
 	rm -rf "$d" && mkdir -p "$d"
 	start_workload -n 10000 -t 2 -d $((SOAK_S + 30))
-	"$BPFPROF" -v -F 9999 -d "$SOAK_S" -o "$d/out.folded" 2> "$d/err" || note "soak failed"
+	"$BPFPROF" $UNWIND -v -F 9999 -d "$SOAK_S" -o "$d/out.folded" 2> "$d/err" || note "soak failed"
 	stop_workload
 	put soak.lost "$(bp_lost "$d/err")"
 	put soak.comp "$(fraction "$(bp_taken "$d/err")" 9999 "$(bp_seconds "$d/err")")"
