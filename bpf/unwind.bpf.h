@@ -6,8 +6,7 @@
  * of the pc (read from the kernel's VMAs when a program is exec'd or a
  * process forks, and when a sample finds its code mapped anew: then in the
  * task's own context, on its way back to user mode), that file's row by
- * binary search, and
- * from it the caller's rsp, rbp and return address. A frame with no row
+ * binary search, and from it the caller's rsp, rbp and return address. A frame with no row
  * (JIT code, a file whose table is not built yet) is left by its frame
  * pointer. The stack is then counted like any other, by a hash of its frames.
  */
@@ -31,7 +30,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_row);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);	/* userspace writes rows in place */
 } unwind_rows SEC(".maps");
 
 /* Each file's rows in unwind_rows, by its identity; written by userspace. */
@@ -123,47 +121,22 @@ struct {
 USTACK_MAP(ustacks0);
 USTACK_MAP(ustacks1);
 
+/* A file with no table yet: userspace is told at once, once. */
+static __always_inline void ask_for_table(const struct exec_mapping *e, __u32 tgid)
+{
+	struct table_request r = { .file = e->file, .tgid = tgid, .start = e->start, .end = e->end };
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&tables_asked, &e->file, &one, BPF_NOEXIST))
+		return;
+	bpf_ringbuf_output(&table_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * Reads the process's executable mappings from its VMAs into proc_maps.
  * In process context only: where a sample interrupts, the kernel may not
  * take the mmap lock (it refuses every time on some kernels).
  */
-static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, __u32 gen);
-
-/* A process whose mappings are to be read again on its way back to user mode. */
-struct rescan {
-	struct bpf_task_work work;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
-	__type(value, struct rescan);
-	__uint(max_entries, 16384);
-} rescans SEC(".maps");
-
-static int rescan_now(struct bpf_map *map, __u32 *tgid, struct rescan *r)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 *gen = bpf_map_lookup_elem(&proc_gen, tgid);
-
-	scan_mappings(task, *tgid, gen ? *gen : 0);
-	return 0;
-}
-
-/* From a sample: the task reads its mappings when it next returns to user mode. */
-static __always_inline void rescan_later(__u32 tgid)
-{
-	struct rescan zero = {}, *r;
-
-	bpf_map_update_elem(&rescans, &tgid, &zero, BPF_NOEXIST);
-	r = bpf_map_lookup_elem(&rescans, &tgid);
-	/* -EBUSY while one is pending: one read serves every sample until then. */
-	if (r)
-		bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &r->work, &rescans,
-						   (bpf_task_work_callback_t)rescan_now, NULL);
-}
-
 static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, __u32 gen)
 {
 	struct sample_stats *st;
@@ -200,6 +173,9 @@ static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, 
 		if (file) {
 			e->file.ino = file->f_inode->i_ino;
 			e->file.dev = file->f_inode->i_sb->s_dev;
+			/* A new program's files: their tables asked for before its first sample. */
+			if (!bpf_map_lookup_elem(&unwind_files, &e->file))
+				ask_for_table(e, tgid);
 		} else {
 			/* The vDSO's table is under (0, 0); other code with no file has none. */
 			e->file.ino = 0;
@@ -217,15 +193,38 @@ static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, 
 	bpf_map_update_elem(&proc_maps, &tgid, m, BPF_ANY);
 }
 
-/* A file with no table yet: userspace is told at once, once. */
-static __always_inline void ask_for_table(const struct exec_mapping *e, __u32 tgid)
-{
-	struct table_request r = { .file = e->file, .tgid = tgid, .start = e->start, .end = e->end };
-	__u8 one = 1;
+/* A process whose mappings are to be read again on its way back to user mode. */
+struct rescan {
+	struct bpf_task_work work;
+};
 
-	if (bpf_map_update_elem(&tables_asked, &e->file, &one, BPF_NOEXIST))
-		return;
-	bpf_ringbuf_output(&table_requests, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct rescan);
+	__uint(max_entries, 16384);
+} rescans SEC(".maps");
+
+static int rescan_now(struct bpf_map *map, __u32 *tgid, struct rescan *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 *gen = bpf_map_lookup_elem(&proc_gen, tgid);
+
+	scan_mappings(task, *tgid, gen ? *gen : 0);
+	return 0;
+}
+
+/* From a sample: the task reads its mappings when it next returns to user mode. */
+static __always_inline void rescan_later(__u32 tgid)
+{
+	struct rescan zero = {}, *r;
+
+	bpf_map_update_elem(&rescans, &tgid, &zero, BPF_NOEXIST);
+	r = bpf_map_lookup_elem(&rescans, &tgid);
+	/* -EBUSY while one is pending: one read serves every sample until then. */
+	if (r)
+		bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &r->work, &rescans,
+						   (bpf_task_work_callback_t)rescan_now, NULL);
 }
 
 /*

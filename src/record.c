@@ -637,7 +637,7 @@ static int use_unwind_tables(struct session *ss)
 
 	sampler_table_maps(ss->sampler, &rows_fd, &files_fd);
 	if ((err = unwind_tables_init(&ss->tables, rows_fd, files_fd, UNWIND_ROWS))) {
-		error("cannot map the unwind tables' BPF map: %s", strerror(-err));
+		error("cannot set up the unwind tables: %s", strerror(-err));
 		return err;
 	}
 	if (rows_fd >= 0)

@@ -71,6 +71,8 @@ struct sampler {
 	uint32_t epochs;		/* epochs begun so far, over both sets */
 	struct sample_key *keys;
 	__u64 *values;
+	__u64 *walk_keys;	/* --unwind auto: a batch of walked stacks, hashes and frames */
+	__u64 *walk_ips;
 
 	/* Accounting. */
 	int nr_cpus;
@@ -389,33 +391,59 @@ static bool walked_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct set_stacks *)owner)->walked[idx].hash == *(const uint64_t *)key;
 }
 
-/*
- * A walked user stack, copied out of the set's ustacks map once per epoch.
- * Its hash is its content's: the same hash is the same stack in either set.
- */
-static const struct stack_slot *load_walked(struct set_stacks *st, int map_fd, uint64_t hash)
+/* A walked user stack read by read_walked(), by its hash; NULL if none. */
+static const struct stack_slot *load_walked(struct set_stacks *st, uint64_t hash)
 {
-	struct walked_slot *w;
-	uint32_t idx;
+	uint32_t idx = itab_find(&st->walked_index, hash, walked_eq, st, &hash);
 
-	if (!hash)
-		return NULL;
-	idx = itab_find(&st->walked_index, hash, walked_eq, st, &hash);
-	if (idx != ITAB_NONE)
-		return &st->walked[idx].slot;
-	ALLOC_GROW(st->ips, st->nr_ips + BPFPROF_MAX_DEPTH, st->ips_alloc);
-	ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
-	memset(st->ips + st->nr_ips, 0, BPFPROF_MAX_DEPTH * sizeof(uint64_t));
-	w = &st->walked[st->nr_walked];
-	w->hash = hash;
-	w->slot = (struct stack_slot){ st->epoch, st->nr_ips, 0 };
-	if (!bpf_map_lookup_elem(map_fd, &hash, st->ips + st->nr_ips)) {
-		w->slot.n = stack_depth(st->ips + st->nr_ips, BPFPROF_MAX_DEPTH);
-		st->nr_ips += w->slot.n;
+	return idx == ITAB_NONE ? NULL : &st->walked[idx].slot;
+}
+
+/*
+ * Takes every walked stack out of the set's ustacks map, in batches: the
+ * program puts a stack there again if it meets it again. Stacks known in
+ * this epoch are not copied again: a hash is its stack's content's.
+ */
+static int read_walked(struct sampler *s, unsigned set)
+{
+	int fd = bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0);
+	struct set_stacks *st = &s->stacks[set];
+	__u64 in = 0, out = 0;
+	bool first = true, done = false;
+
+	while (!done) {
+		__u32 i, n = BATCH;
+		int err;
+
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, s->walk_keys,
+						      s->walk_ips, &n, NULL);
+		if (err && err != -ENOENT) {
+			error("cannot read the walked stacks' map: %s", strerror(-err));
+			return err;
+		}
+		done = err != 0;
+		first = false;
+		in = out;
+		for (i = 0; i < n; i++) {
+			const uint64_t *ips = (const uint64_t *)s->walk_ips + (size_t)i * BPFPROF_MAX_DEPTH;
+			uint64_t hash = s->walk_keys[i];
+			struct walked_slot *w;
+
+			if (load_walked(st, hash))
+				continue;
+			ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
+			w = &st->walked[st->nr_walked];
+			w->hash = hash;
+			w->slot = (struct stack_slot){ st->epoch, st->nr_ips,
+						       stack_depth(ips, BPFPROF_MAX_DEPTH) };
+			ALLOC_GROW(st->ips, st->nr_ips + w->slot.n, st->ips_alloc);
+			memcpy(st->ips + st->nr_ips, ips, w->slot.n * sizeof(*ips));
+			st->nr_ips += w->slot.n;
+			itab_insert(&st->walked_index, hash, st->nr_walked++);
+			st->known++;
+		}
 	}
-	itab_insert(&st->walked_index, hash, st->nr_walked);
-	st->known++;
-	return &st->walked[st->nr_walked++].slot;
+	return 0;
 }
 
 /* Points out at a loaded stack; only once all loads are done, as ips moves. */
@@ -450,37 +478,21 @@ static void clear_stacks(int map_fd)
 	free(ids);
 }
 
-/* Empties a set's ustacks map. */
-static void clear_walked(int map_fd)
-{
-	__u64 key, next, *keys = NULL;
-	size_t n = 0, alloc = 0, i;
-	int err;
-
-	for (err = bpf_map_get_next_key(map_fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(map_fd, &key, &next)) {
-		ALLOC_GROW(keys, n + 1, alloc);
-		keys[n++] = next;
-		key = next;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(map_fd, &keys[i]);
-	free(keys);
-}
-
 /* Reads and empties one map set; nothing writes to it meanwhile. */
 static int read_set(struct sampler *s, unsigned set)
 {
 	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	int ustacks_fd = bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0);
 	struct set_stacks *st = &s->stacks[set];
 	__u32 in = 0, out = 0;
 	bool first = true, done = false;
+	int err;
+
+	if (s->walking && (err = read_walked(s, set)))
+		return err;
 
 	while (!done) {
 		__u32 i, n = BATCH;
-		int err;
 
 		err = bpf_map_lookup_and_delete_batch(counts_fd, first ? NULL : &in, &out, s->keys,
 						      s->values, &n, NULL);
@@ -502,7 +514,7 @@ static int read_set(struct sampler *s, unsigned set)
 			rs.cgroup_id = k->cgroup_id;
 			memcpy(rs.comm, k->comm, sizeof(rs.comm));
 			kslot = load_stack(st, stacks_fd, k->kstack_id, s->nr_slots);
-			uslot = k->ustack_hash ? load_walked(st, ustacks_fd, k->ustack_hash)
+			uslot = k->ustack_hash ? load_walked(st, k->ustack_hash)
 					       : load_stack(st, stacks_fd, k->ustack_id, s->nr_slots);
 			set_stack(st, kslot, k->kstack_id, &rs.kstack);
 			set_stack(st, uslot, k->ustack_id, &rs.ustack);
@@ -564,8 +576,6 @@ static void forget_stacks_if_full(struct sampler *s, unsigned set)
 		      full ? "churns: stacks taken as read" : "settles: stacks kept", st->known,
 		      (unsigned long long)counted, (unsigned long long)collided);
 	clear_stacks(bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0));
-	if (s->walking)
-		clear_walked(bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0));
 	new_epoch(s, set);
 	st->churning = full;
 }
@@ -784,6 +794,10 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->stats.nr_cpus = s->nr_cpus;
 	s->keys = xmalloc(BATCH * sizeof(*s->keys));
 	s->values = xmalloc(BATCH * sizeof(*s->values));
+	if (cfg->cfi_unwind) {
+		s->walk_keys = xmalloc(BATCH * sizeof(*s->walk_keys));
+		s->walk_ips = xmalloc(BATCH * BPFPROF_MAX_DEPTH * sizeof(*s->walk_ips));
+	}
 
 	err = load(s, cfg, &opts, cfg->cfi_unwind);
 	if (err && cfg->cfi_unwind) {
@@ -849,6 +863,8 @@ void sampler_free(struct sampler *s)
 	}
 	free(s->keys);
 	free(s->values);
+	free(s->walk_keys);
+	free(s->walk_ips);
 	free(s->percpu);
 	free(s->stats.recorded_per_cpu);
 	free(s);

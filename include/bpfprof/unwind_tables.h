@@ -2,9 +2,8 @@
 /*
  * --unwind auto: every mapped file's unwind table, built once (cfi_rows.h)
  * and put where the BPF program walks stacks with it: its rows appended to
- * the rows map (mapped into our memory, so no system call per row), then
- * its slice published under the file's identity as the kernel knows it
- * (device, inode). A file whose build ID is known already shares that
+ * the rows map (in batches), then its slice published under the file's
+ * identity as the kernel knows it (device, inode). A file whose build ID is known already shares that
  * table. Tables stay for the run: the map only fills.
  */
 #ifndef BPFPROF_UNWIND_TABLES_H
@@ -19,7 +18,6 @@
 
 struct unwind_tables {
 	int rows_fd, files_fd;		/* the BPF maps; -1: tables are off */
-	struct unwind_row *rows;	/* the rows map, mapped */
 	uint32_t rows_max, rows_used;
 	struct table_file {
 		struct unwind_file_key key;
@@ -33,7 +31,7 @@ struct unwind_tables {
 	uint64_t build_ns;		/* CPU time building them */
 };
 
-/* Tables off unless rows_fd >= 0; maps the rows map. 0 or a negative errno. */
+/* Tables off unless rows_fd >= 0. 0 or a negative errno. */
 int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint32_t rows_max);
 void unwind_tables_release(struct unwind_tables *t);
 

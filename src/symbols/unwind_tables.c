@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,25 +13,9 @@
 #include "bpfprof/unwind_tables.h"
 #include "bpfprof/util.h"
 
-static size_t rows_bytes(uint32_t n)
-{
-	size_t page = sysconf(_SC_PAGESIZE);
-
-	return ((size_t)n * sizeof(struct unwind_row) + page - 1) / page * page;
-}
-
 int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint32_t rows_max)
 {
-	void *rows;
-
 	memset(t, 0, sizeof(*t));
-	t->rows_fd = t->files_fd = -1;
-	if (rows_fd < 0)
-		return 0;
-	rows = mmap(NULL, rows_bytes(rows_max), PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
-	if (rows == MAP_FAILED)
-		return -errno;
-	t->rows = rows;
 	t->rows_fd = rows_fd;
 	t->files_fd = files_fd;
 	t->rows_max = rows_max;
@@ -41,13 +24,34 @@ int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint3
 
 void unwind_tables_release(struct unwind_tables *t)
 {
-	if (t->rows)
-		munmap(t->rows, rows_bytes(t->rows_max));
 	free(t->files);
 	itab_release(&t->by_key);
 	itab_release(&t->by_build_id);
 	memset(t, 0, sizeof(*t));
 	t->rows_fd = t->files_fd = -1;
+}
+
+/*
+ * Rows into the rows map from index first, in one system call a batch.
+ * (Mapping the map instead would count all of it in our RSS at once.)
+ */
+static int write_rows(struct unwind_tables *t, uint32_t first, const struct unwind_row *rows,
+		      uint32_t nr)
+{
+	enum { BATCH = 65536 };
+	uint32_t *keys = xmalloc((nr < BATCH ? nr : BATCH) * sizeof(*keys));
+	uint32_t done = 0, i, n;
+	int err = 0;
+
+	while (!err && done < nr) {
+		n = nr - done < BATCH ? nr - done : BATCH;
+		for (i = 0; i < n; i++)
+			keys[i] = first + done + i;
+		err = bpf_map_update_batch(t->rows_fd, keys, rows + done, &n, NULL);
+		done += n;
+	}
+	free(keys);
+	return err;
 }
 
 struct unwind_file_key unwind_file_key_of(const struct stat *st)
@@ -139,7 +143,7 @@ int unwind_tables_alias(struct unwind_tables *t, const struct unwind_file_key *k
 {
 	uint32_t idx;
 
-	if (!t->rows || itab_find(&t->by_key, key_hash(key), key_eq, t, key) != ITAB_NONE)
+	if (t->rows_fd < 0 || itab_find(&t->by_key, key_hash(key), key_eq, t, key) != ITAB_NONE)
 		return 0;
 	if (!build_id[0] || (idx = itab_find(&t->by_build_id, hash_bytes(build_id, strlen(build_id), 0),
 					     build_id_eq, t, build_id)) == ITAB_NONE)
@@ -157,7 +161,7 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 	Elf *debug;
 	int err;
 
-	if (!t->rows)
+	if (t->rows_fd < 0)
 		return 0;
 	if ((err = unwind_tables_alias(t, key, build_id ? build_id : "")) != -ENOENT)
 		return err;
@@ -181,7 +185,10 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 		return err;
 	}
 	/* Rows first, then the slice that points at them: the program never sees half a table. */
-	memcpy(t->rows + t->rows_used, rows.rows, rows.nr * sizeof(*rows.rows));
+	if ((err = write_rows(t, t->rows_used, rows.rows, rows.nr))) {
+		cfi_rows_free(&rows);
+		return err;
+	}
 	where = (struct unwind_file){ t->rows_used, rows.nr };
 	t->rows_used += rows.nr;
 	t->built++;
@@ -191,8 +198,8 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 
 uint64_t unwind_tables_bytes(const struct unwind_tables *t)
 {
-	if (!t->rows)
+	if (t->rows_fd < 0)
 		return 0;
-	return rows_bytes(t->rows_max) +
+	return (uint64_t)t->rows_max * sizeof(struct unwind_row) +
 	       (uint64_t)t->nr_files * (sizeof(struct unwind_file_key) + sizeof(struct unwind_file));
 }

@@ -140,20 +140,25 @@ done
 
 # Against perf --call-graph dwarf ----------------------------------------------
 
+# The two name some functions differently (perf libc's internal alias
+# __GI___qsort_r, bpfprof qsort_r from its DWARF; .part.N clones): both are
+# compared by the name with those marks taken off.
+NORMALIZE='function norm(f) { sub(/^__GI_/, "", f); sub(/^_+/, "", f); sub(/\.(part|constprop|isra|cold|lto_priv)(\.[0-9]+)*$/, "", f); return f }'
+
 # perf_stacks FILE: perf script's samples as folded user stacks, root first,
 # without inline frames (perf script --no-inline) or the kernel's.
 perf_stacks() {
-	perf script --no-inline -F comm,ip,sym,dso -i "$1" 2> /dev/null | awk '
+	perf script --no-inline -F comm,ip,sym,dso -i "$1" 2> /dev/null | awk "$NORMALIZE"'
 		/^[^ \t]/ { if (s != "") c[s]++; comm = $1; s = ""; n = 0; next }
 		/^[ \t]*$/ { next }
 		$0 ~ /kernel\.kallsyms|\[unknown\]/ { next }
-		{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); st[n++] = f; s = comm; for (i = n - 1; i >= 0; i--) s = s ";" st[i] }
+		{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); st[n++] = norm(f); s = comm; for (i = n - 1; i >= 0; i--) s = s ";" st[i] }
 		END { if (s != "") c[s]++; for (k in c) print k, c[k] }'
 }
 # bpfprof_stacks FILE: the same view of a folded file.
 bpfprof_stacks() {
-	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";"); o = f[1]
-		for (i = 2; i <= k; i++) if (f[i] !~ /_\[[ki]\]$/) o = o ";" f[i]
+	awk "$NORMALIZE"'{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";"); o = f[1]
+		for (i = 2; i <= k; i++) if (f[i] !~ /_\[[ki]\]$/) o = o ";" norm(f[i])
 		c[o] += n } END { for (x in c) print x, c[x] }' "$1"
 }
 declare -A SAME
