@@ -33,13 +33,18 @@ struct stack_slot {
  */
 struct set_stacks {
 	struct stack_slot *slots;	/* indexed by stack id */
-	/* --unwind auto: walked user stacks read, by hash (slot index in walked) */
+	/*
+	 * --unwind auto: walked user stacks read, by hash, their frames in
+	 * walked_ips. Apart from the stack map's epochs: they take no room there.
+	 */
 	struct walked_slot {
 		uint64_t hash;
 		struct stack_slot slot;
 	} *walked;
 	uint32_t nr_walked, walked_alloc;
 	struct itab walked_index;
+	uint64_t *walked_ips;
+	size_t nr_walked_ips, walked_ips_alloc;
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
 	bool churning;
@@ -391,6 +396,18 @@ static bool walked_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct set_stacks *)owner)->walked[idx].hash == *(const uint64_t *)key;
 }
 
+/* Walked stacks kept from drain to drain, at most (some 10 MiB of frames). */
+#define WALKED_MAX 65536
+
+static void forget_walked(struct set_stacks *st)
+{
+	st->nr_walked = 0;
+	itab_release(&st->walked_index);
+	free(st->walked_ips);
+	st->walked_ips = NULL;
+	st->nr_walked_ips = st->walked_ips_alloc = 0;
+}
+
 /* A walked user stack read by read_walked(), by its hash; NULL if none. */
 static const struct stack_slot *load_walked(struct set_stacks *st, uint64_t hash)
 {
@@ -410,6 +427,10 @@ static int read_walked(struct sampler *s, unsigned set)
 	struct set_stacks *st = &s->stacks[set];
 	__u64 in = 0, out = 0;
 	bool first = true, done = false;
+
+	/* All a drain's stacks are read here: those known before can go at any drain. */
+	if (st->nr_walked > WALKED_MAX)
+		forget_walked(st);
 
 	while (!done) {
 		__u32 i, n = BATCH;
@@ -434,13 +455,12 @@ static int read_walked(struct sampler *s, unsigned set)
 			ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
 			w = &st->walked[st->nr_walked];
 			w->hash = hash;
-			w->slot = (struct stack_slot){ st->epoch, st->nr_ips,
+			w->slot = (struct stack_slot){ 0, st->nr_walked_ips,
 						       stack_depth(ips, BPFPROF_MAX_DEPTH) };
-			ALLOC_GROW(st->ips, st->nr_ips + w->slot.n, st->ips_alloc);
-			memcpy(st->ips + st->nr_ips, ips, w->slot.n * sizeof(*ips));
-			st->nr_ips += w->slot.n;
+			ALLOC_GROW(st->walked_ips, st->nr_walked_ips + w->slot.n, st->walked_ips_alloc);
+			memcpy(st->walked_ips + st->nr_walked_ips, ips, w->slot.n * sizeof(*ips));
+			st->nr_walked_ips += w->slot.n;
 			itab_insert(&st->walked_index, hash, st->nr_walked++);
-			st->known++;
 		}
 	}
 	return 0;
@@ -517,10 +537,14 @@ static int read_set(struct sampler *s, unsigned set)
 			uslot = k->ustack_hash ? load_walked(st, k->ustack_hash)
 					       : load_stack(st, stacks_fd, k->ustack_id, s->nr_slots);
 			set_stack(st, kslot, k->kstack_id, &rs.kstack);
-			set_stack(st, uslot, k->ustack_id, &rs.ustack);
-			/* Walked stacks are named by content: the key holds across epochs. */
-			if (k->ustack_hash && uslot)
+			if (!k->ustack_hash) {
+				set_stack(st, uslot, k->ustack_id, &rs.ustack);
+			} else if (uslot) {
+				/* Named by content: the key holds from drain to drain. */
+				rs.ustack.ips = st->walked_ips + uslot->first;
+				rs.ustack.n = uslot->n;
 				rs.ustack.cache_key = k->ustack_hash | 1ull << 63;
+			}
 			rs.walk = k->unwind;
 			rs.count = s->values[i];
 			s->stats.drained[set] += rs.count;
@@ -543,8 +567,6 @@ static void new_epoch(struct sampler *s, unsigned set)
 
 	st->epoch = ++s->epochs;
 	st->known = 0;
-	st->nr_walked = 0;
-	itab_release(&st->walked_index);
 	free(st->ips);
 	st->ips = NULL;
 	st->nr_ips = st->ips_alloc = 0;
@@ -858,8 +880,8 @@ void sampler_free(struct sampler *s)
 	free(s->stacks[1].slots);
 	for (i = 0; i < 2; i++) {
 		free(s->stacks[i].ips);
+		forget_walked(&s->stacks[i]);
 		free(s->stacks[i].walked);
-		itab_release(&s->stacks[i].walked_index);
 	}
 	free(s->keys);
 	free(s->values);
