@@ -141,9 +141,10 @@ done
 # Against perf --call-graph dwarf ----------------------------------------------
 
 # The two name some functions differently (perf libc's internal alias
-# __GI___qsort_r, bpfprof qsort_r from its DWARF; .part.N clones): both are
-# compared by the name with those marks taken off.
-NORMALIZE='function norm(f) { sub(/^__GI_/, "", f); sub(/^_+/, "", f); sub(/\.(part|constprop|isra|cold|lto_priv)(\.[0-9]+)*$/, "", f); return f }'
+# __GI___qsort_r, bpfprof qsort_r from its DWARF; .part.N clones; symbol
+# versions): both are compared by the name with those marks taken off, and
+# a frame neither can name (perf's [unknown], bpfprof's [file+0xOFF]) as "?".
+NORMALIZE='function norm(f) { if (f ~ /^\[.*\]$/) return "?"; sub(/@.*$/, "", f); sub(/^__GI_/, "", f); sub(/^_+/, "", f); sub(/\.(part|constprop|isra|cold|lto_priv)(\.[0-9]+)*$/, "", f); return f }'
 
 # perf_stacks FILE: perf script's samples as folded user stacks, root first,
 # without inline frames (perf script --no-inline) or the kernel's.
@@ -151,7 +152,7 @@ perf_stacks() {
 	perf script --no-inline -F comm,ip,sym,dso -i "$1" 2> /dev/null | awk "$NORMALIZE"'
 		/^[^ \t]/ { if (s != "") c[s]++; comm = $1; s = ""; n = 0; next }
 		/^[ \t]*$/ { next }
-		$0 ~ /kernel\.kallsyms|\[unknown\]/ { next }
+		$0 ~ /kernel\.kallsyms|\(\[unknown\]\)/ { next }
 		{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); st[n++] = norm(f); s = comm; for (i = n - 1; i >= 0; i--) s = s ";" st[i] }
 		END { if (s != "") c[s]++; for (k in c) print k, c[k] }'
 }
