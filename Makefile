@@ -76,7 +76,8 @@ $(O)/src/%.o: src/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
+$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h \
+		    include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
@@ -131,7 +132,8 @@ $(O)/tests/workloads/split-dframe-strip: $(O)/tests/workloads/split-dframe
 	$(Q)objcopy --only-keep-debug $< $@.debug
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
-WORKLOADS += $(addprefix $(O)/tests/workloads/,$(addsuffix -nofp,split qsort signal burst cxx plt spawn)) \
+NOFP_WORKLOADS := split qsort signal burst cxx plt spawn
+WORKLOADS += $(addprefix $(O)/tests/workloads/,$(addsuffix -nofp,$(NOFP_WORKLOADS))) \
 	     $(O)/tests/workloads/split-dframe \
 	     $(O)/tests/workloads/split-dframe-strip
 $(O)/tests/workloads/%: tests/workloads/%.cpp tests/workloads/work.h

@@ -124,7 +124,7 @@ enum stat_index {
 	STAT_WALKED_FP,		/* every frame by frame pointers (no table yet, JIT code) */
 	STAT_WALKED_MIXED,	/* some frames each way */
 	STAT_PROC_SCANS,	/* a process's executable mappings read from its VMAs */
-	STAT_PROC_SCAN_BUSY,	/* not read: its mappings were being changed (frame pointers) */
+	STAT_PROC_SCAN_BUSY,	/* not read: its mappings' lock was taken (read at the next sample) */
 	STAT_MAX
 };
 

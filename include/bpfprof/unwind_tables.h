@@ -3,8 +3,9 @@
  * --unwind auto: every mapped file's unwind table, built once (cfi_rows.h)
  * and put where the BPF program walks stacks with it: its rows appended to
  * the rows map (in batches), then its slice published under the file's
- * identity as the kernel knows it (device, inode). A file whose build ID is known already shares that
- * table. Tables stay for the run: the map only fills.
+ * identity as the kernel knows it (device, inode). A file whose build ID
+ * is known already shares that table. Tables stay for the run: the map
+ * only fills.
  */
 #ifndef BPFPROF_UNWIND_TABLES_H
 #define BPFPROF_UNWIND_TABLES_H
