@@ -9,8 +9,18 @@ export HOME=$T	# go keeps a cache there
 # whole_pprof FILE / whole_svg FILE: their own readers take them without a word.
 whole_pprof() { go tool pprof -raw "$1" > /dev/null 2> "$T/pprof.err" && [ ! -s "$T/pprof.err" ]; }
 whole_svg() { xmllint --noout "$1" 2> /dev/null; }
-# watch PID: what it holds in the kernel, into $T/held, and its perf fds into $nperf.
-watch() { bpf_held "$1" > "$T/held"; nperf=$(perf_fds "$1"); }
+# watch PID: what it holds in the kernel once sampling (its programs, and links for its
+# trackers and a perf event: start-up is slower under sanitizers), into $T/held, and its
+# perf fds into $nperf.
+watch() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		bpf_held "$1" > "$T/held"
+		[ "$(grep -c '^link_id' "$T/held")" -ge 3 ] || ! kill -0 "$1" 2> /dev/null && break
+		sleep 0.05
+	done
+	nperf=$(perf_fds "$1")
+}
 # left_nothing WHAT: after the watched run, every object it held is gone.
 left_nothing() {
 	local still
