@@ -85,6 +85,8 @@ struct walk {
 	bool pc_exact;		/* pc is where the frame was interrupted, not a return address */
 	bool missed;		/* a pc was in none of the process's mappings */
 	bool in_syscall;	/* sampled in the kernel: the pc may be just past a syscall */
+	bool proc_current;	/* the process's mappings, as found, are of its generation */
+	__u32 proc_exec_pages;	/* and cover this many pages of code */
 	/* The mapping the last pc was in, and its file's rows (nr 0: none). */
 	__u64 map_start, map_end, map_offset;
 	__u32 rows_first, rows_nr;
@@ -243,6 +245,9 @@ __noinline int unwind_find_mapping(struct walk *w, __u64 pc)
 	if (!w)
 		return 0;
 	m = bpf_map_lookup_elem(&proc_maps, &w->tgid);
+	/* Noted for the walk's end, which decides whether they are to be read again. */
+	w->proc_current = m && m->gen == w->gen;
+	w->proc_exec_pages = m ? m->exec_pages : 0;
 	if (!m || m->gen != w->gen) {
 		w->missed = true;
 		return 0;
@@ -444,6 +449,7 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	w->bp = regs->bp;
 	w->pc_exact = true;
 	w->missed = false;
+	w->proc_current = false;
 	w->map_start = w->map_end = 0;
 	w->how = 0;
 	out->ips[0] = w->pc;
@@ -466,7 +472,6 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct walked_stack *out;
-	struct proc_mappings *m;
 	struct user_regs regs;
 	struct pt_regs *task_regs;
 	__u32 zero = 0, how;
@@ -497,8 +502,7 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 	 * after exec), or none read yet: read them soon, even if this walk did
 	 * not need them.
 	 */
-	m = bpf_map_lookup_elem(&proc_maps, &key->tgid);
-	if (!m || m->gen != key->gen || m->exec_pages != task->mm->exec_vm)
+	if (!w->proc_current || w->proc_exec_pages != task->mm->exec_vm)
 		rescan_later(key->tgid);
 	how = w->how;
 	key->unwind = how;

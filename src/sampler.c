@@ -715,6 +715,8 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 
 		e->start = maps[i].start;
 		e->end = maps[i].end;
+		/* As the kernel counts exec_vm, so the program need not read them again. */
+		m->exec_pages += (e->end - e->start) >> 12;
 		if (maps[i].path[0] == '/') {
 			e->offset = maps[i].offset;
 			e->file.ino = maps[i].inode;
