@@ -106,13 +106,20 @@ static bool function_eq(const void *owner, const void *key, uint32_t idx)
 {
 	const struct prof_function *a = &((const struct profile *)owner)->functions[idx], *b = key;
 
-	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
+	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename &&
+	       a->start_line == b->start_line;
 }
 
 uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name, uint32_t filename)
 {
-	struct prof_function f = { name, system_name, filename };
-	uint64_t h = hash_mix(hash_mix(name, system_name), filename);
+	return profile_function_at(p, name, system_name, filename, 0);
+}
+
+uint32_t profile_function_at(struct profile *p, uint32_t name, uint32_t system_name,
+			     uint32_t filename, uint32_t start_line)
+{
+	struct prof_function f = { name, system_name, filename, start_line };
+	uint64_t h = hash_mix(hash_mix(hash_mix(name, system_name), filename), start_line);
 	uint32_t id = itab_find(&p->function_index, h, function_eq, p, &f);
 
 	if (id != ITAB_NONE)
@@ -539,6 +546,21 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* A Python file as frames show it: its name, with its package's for __init__.py and __main__.py. */
+static const char *python_file_shown(const char *path)
+{
+	const char *name = basename_of(path);
+
+	if (name - path >= 2 && (!strcmp(name, "__init__.py") || !strcmp(name, "__main__.py"))) {
+		const char *dir = name - 2;
+
+		while (dir > path && dir[-1] != '/')
+			dir--;
+		return dir;
+	}
+	return name;
+}
+
 void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct strbuf *sb)
 {
 	const struct prof_location *loc = &p->locations[id];
@@ -547,9 +569,12 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 	size_t len;
 
 	if (i < loc->nlines) {
-		const struct prof_line *line = &p->lines[loc->first_line + i];
+		const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
-		strbuf_addstr(sb, profile_str(p, p->functions[line->function].name));
+		strbuf_addstr(sb, profile_str(p, f->name));
+		if (loc->kind == FRAME_PYTHON)
+			strbuf_addf(sb, " (%s:%u)", python_file_shown(profile_str(p, f->filename)),
+				    f->start_line);
 		return;
 	}
 	if (loc->label) {

@@ -30,6 +30,7 @@ enum frame_kind {
 	FRAME_KERNEL,
 	FRAME_JIT,
 	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
+	FRAME_PYTHON,		/* a Python function (mapping 0; address made of function and line) */
 };
 
 struct prof_mapping {
@@ -44,6 +45,7 @@ struct prof_function {
 	uint32_t name;		/* string: readable (demangled) name */
 	uint32_t system_name;	/* string: name as in the symbol table */
 	uint32_t filename;	/* string: source file, or 0 */
+	uint32_t start_line;	/* where it begins in filename; 0: not known */
 };
 
 struct prof_line {
@@ -145,6 +147,9 @@ static inline const char *profile_str(const struct profile *p, uint32_t id)
 /* Interned on everything but has_functions. */
 uint32_t profile_mapping(struct profile *p, const struct prof_mapping *m);
 uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name, uint32_t filename);
+/* The same, for a function whose first line is known (Python's). */
+uint32_t profile_function_at(struct profile *p, uint32_t name, uint32_t system_name,
+			     uint32_t filename, uint32_t start_line);
 
 /* The location at (mapping, address), or ITAB_NONE. */
 uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64_t address);
@@ -198,7 +203,9 @@ const char *frame_kind_suffix(enum frame_kind kind);
 /*
  * The name to show for line i of location loc (i < nlines), or, for a
  * location with no lines, what bpfprof knows of it: "[module+0xoffset]",
- * the special label, or "[unknown]". Appended to sb.
+ * the special label, or "[unknown]". A Python function's is its qualified
+ * name, then its file's last part and first line: "main (app.py:10)", so
+ * that it never merges with a native function's. Appended to sb.
  */
 void profile_frame_name(const struct profile *p, uint32_t loc, uint32_t i, struct strbuf *sb);
 

@@ -63,6 +63,7 @@ enum {
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 /* Strings of our own, after the profile's. */
@@ -234,6 +235,8 @@ static void emit_functions(struct pprof_writer *w)
 		pb_uint64(&w->sub, FUNCTION_SYSTEM_NAME, f->system_name ? f->system_name : f->name);
 		if (f->filename)
 			pb_uint64(&w->sub, FUNCTION_FILENAME, f->filename);
+		if (f->start_line)
+			pb_uint64(&w->sub, FUNCTION_START_LINE, f->start_line);
 		emit(w, PROFILE_FUNCTION);
 	}
 }

@@ -44,6 +44,7 @@ enum svg_kind {
 	K_JIT,
 	K_INLINE,
 	K_SPECIAL,
+	K_PYTHON,
 };
 
 static const char *const kind_names[] = {
@@ -54,6 +55,7 @@ static const char *const kind_names[] = {
 	[K_JIT] = "jit",
 	[K_INLINE] = "inline",
 	[K_SPECIAL] = "special",
+	[K_PYTHON] = "python",
 };
 
 struct node {
@@ -213,8 +215,8 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
 /*
  * flamegraph.pl's conventions: user code in warm hues picked by a hash of
  * the name, so a function keeps its colour from graph to graph; the kernel
- * a paler orange, JIT code green, inlined functions aqua, what bpfprof made
- * up grey.
+ * a paler orange, JIT code green, inlined functions aqua, Python functions
+ * blue, what bpfprof made up grey.
  */
 static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 {
@@ -242,6 +244,11 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 		break;
 	case K_SPECIAL:
 		r = g = b = 170 + 40 * v1;
+		break;
+	case K_PYTHON:
+		r = 70 + 70 * v1;
+		g = 110 + 70 * v1;
+		b = 205 + 50 * v2;
 		break;
 	default:
 		r = 205 + 50 * v3;
@@ -328,6 +335,9 @@ static const struct loc_frame *loc_frames(struct graph *g, uint32_t loc, uint32_
 		break;
 	case FRAME_SPECIAL:
 		kind = K_SPECIAL;
+		break;
+	case FRAME_PYTHON:
+		kind = K_PYTHON;
 		break;
 	default:
 		/* An address in no mapping is "[unknown]": nothing to tell, grey. */
