@@ -93,6 +93,7 @@ struct {
 	__uint(max_entries, 65536);
 } proc_gen SEC(".maps");
 
+#include "python.bpf.h"
 #include "unwind.bpf.h"
 
 /* Samples the maps could not take, sent whole. */
@@ -199,6 +200,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 				       __u32 walked)
 {
 	struct walked_stack *w;
+	struct py_walk *pw;
 	__u32 zero = 0, nu;
 	__u64 nk;
 	struct fallback_record *r;
@@ -217,6 +219,9 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
 	r->unwind = key->unwind;
 	r->reserved = 0;
+	pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+	if (!pw || bpf_probe_read_kernel(&r->py, sizeof(r->py), &pw->stack))
+		r->py.n = 0;
 	if (cfi_unwind) {
 		/* The stack walked here, not the frame pointers' one. */
 		nu = walked;
@@ -426,6 +431,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			store_walked(set, &key, st, &cause);
 		else
 			st->v[STAT_USTACK_NONE]++;
+		walk_python(&key, st);
+		store_python(set, &key, st, &cause);
 	}
 	if (cause < 0 && !count(set, &key)) {
 		st->v[STAT_COUNTS_FULL]++;

@@ -126,7 +126,8 @@ USTACK_MAP(ustacks1);
 /* A file with no table yet: userspace is told at once, once. */
 static __always_inline void ask_for_table(const struct exec_mapping *e, __u32 tgid)
 {
-	struct table_request r = { .file = e->file, .tgid = tgid, .start = e->start, .end = e->end };
+	struct table_request r = { .file = e->file, .tgid = tgid, .start = e->start, .end = e->end,
+				    .offset = e->offset };
 	__u8 one = 1;
 
 	if (bpf_map_update_elem(&tables_asked, &e->file, &one, BPF_NOEXIST))
@@ -178,6 +179,7 @@ static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, 
 			/* A new program's files: their tables asked for before its first sample. */
 			if (!bpf_map_lookup_elem(&unwind_files, &e->file))
 				ask_for_table(e, tgid);
+			python_mapping_seen(tgid, gen, e);
 		} else {
 			/* The vDSO's table is under (0, 0); other code with no file has none. */
 			e->file.ino = 0;

@@ -48,6 +48,8 @@ static const char usage_text[] =
 	"                              frame pointers only (fp); or unwound in userspace from each\n"
 	"                              sample's stack copy (dwarf)\n"
 	"      --stack-size BYTES      user stack copied per sample with --unwind dwarf (default 16384)\n"
+	"      --no-python             leave Python processes' own frames out (read with --unwind\n"
+	"                              auto: CPython 3.10 to 3.13); native frames only\n"
 	"      --btf FILE              kernel BTF (default /sys/kernel/btf/vmlinux)\n"
 	"  -v, --verbose               say more on stderr, libbpf's messages included\n"
 	"  -h, --help                  show this help\n"
@@ -63,6 +65,7 @@ enum {
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
 	OPT_BTF,
+	OPT_NO_PYTHON,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +88,7 @@ static const struct option long_options[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "btf", required_argument, NULL, OPT_BTF },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -468,6 +472,9 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (!o->cfi_unwind && !o->dwarf_unwind && strcmp(optarg, "fp"))
 				err = usage_error("--unwind '%s': unknown; give auto (CFI in the kernel), fp "
 						  "(frame pointers) or dwarf", optarg);
+			break;
+		case OPT_NO_PYTHON:
+			o->no_python = true;
 			break;
 		case OPT_STACK_SIZE:
 			stack_size_arg = optarg;

@@ -103,8 +103,10 @@ static bool walk_cut(uint32_t walk)
 void collector_add(void *ctx, const struct raw_sample *rs)
 {
 	struct collector *c = ctx;
-	uint32_t frames[2 * BPFPROF_MAX_DEPTH], n;
+	/* Kernel and user frames, Python frames in place of the eval calls', a [truncated] root. */
+	uint32_t frames[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + 1], n;
 	struct prof_sample s = { 0 };
+	bool cut;
 
 	/* Leaf first: the kernel part sits below the user part. */
 	n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
@@ -118,15 +120,17 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 					     BPFPROF_MAX_DEPTH - 1, &end);
 		c->unwinds[end]++;
 		/* A stack that does not reach its first frame says so at its root. */
-		if (end != UNWIND_COMPLETE)
-			frames[n++] = profile_special_location(c->profile, "[truncated]");
+		cut = end != UNWIND_COMPLETE;
 	} else {
 		n += locations(c, &rs->ustack, rs->tgid, rs->gen, false, frames + n);
 		/* At most this many frames are kept: a stack that long was cut. So was a walk
 		 * that met an unreadable stack or a wrong turn. */
-		if (rs->ustack.n >= BPFPROF_MAX_DEPTH || (rs->ustack.n && walk_cut(rs->walk)))
-			frames[n++] = profile_special_location(c->profile, "[truncated]");
+		cut = rs->ustack.n >= BPFPROF_MAX_DEPTH || (rs->ustack.n && walk_cut(rs->walk));
 	}
+	n = python_merge(c->python, c->profile, rs->tgid, &rs->py, frames, n,
+			 sizeof(frames) / sizeof(frames[0]) - 1);
+	if (cut)
+		frames[n++] = profile_special_location(c->profile, "[truncated]");
 	s.stack = profile_stack(c->profile, frames, n);
 	s.pid = rs->tgid;
 	s.tid = rs->pid;
@@ -157,12 +161,14 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	uint64_t start;
 
 	symbolizer_name_late_jit(c->symbolizer, c->profile);
+	python_after_drain(c->python);
 	c->exited += symbolizer_forget_before(c->symbolizer, now);
 	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
 		return;
 	start = now_ns();
 	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
 	symbolizer_renumber(c->symbolizer, &r);
+	python_renumber(c->python);
 	profile_renumbering_release(&r);
 	reset_cache(c);
 	c->fold_bytes = profile_bytes(c->profile);

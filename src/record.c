@@ -211,6 +211,29 @@ static void summarize_walks(const struct sampler_stats *st)
 	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
 }
 
+/* Python processes: how many samples got their Python frames, and why others did not. */
+static void summarize_python(const struct sampler_stats *st)
+{
+	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
+	const struct python_stats *py = &st->py;
+
+	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
+		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
+		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
+		"%llu code objects named, %llu not readable\n",
+		(unsigned long long)t[STAT_PY_SAMPLES],
+		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
+		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
+		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
+		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
+		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
+	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
+	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
+	      "without room in the map", py->files, (unsigned long long)py->merged,
+	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
+	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
+}
+
 /* stdout, one of the outputs, is a pipe nobody reads any more (bpfprof | head, head done). */
 static bool stdout_gone(const struct options *o)
 {
@@ -295,6 +318,8 @@ static void summarize(const struct options *o, const struct profile *p,
 		(unsigned long long)st->drains);
 	if (st->walking)
 		summarize_walks(st);
+	if (st->python && st->total[STAT_PY_SAMPLES])
+		summarize_python(st);
 	if (o->dwarf_unwind) {
 		uint64_t all = 0;
 
@@ -352,6 +377,7 @@ struct session {
 	struct symbolizer sym;
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
+	struct python *python;		/* Python frames: NULL when off */
 	bool samples_seen;		/* -v: a drain has handed out samples */
 };
 
@@ -541,6 +567,14 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 	return rc;
 }
 
+/* A Python stack new to the drain: its code objects named while the process lives. */
+static void on_python_stack(void *ctx, const struct py_notice *n)
+{
+	struct session *ss = ctx;
+
+	python_stack_seen(ss->python, n->tgid, n->gen, &n->stack);
+}
+
 /* --unwind auto: a table the walk needs now, for a program started during the run. */
 static void on_table_request(void *ctx, const struct table_request *r)
 {
@@ -579,11 +613,13 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	cfg->btf_path = o->btf;
 	cfg->dwarf_unwind = o->dwarf_unwind;
 	cfg->cfi_unwind = o->cfi_unwind && !o->kernel_only;
+	cfg->python_frames = !o->no_python;
 	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->stack_copy_bytes = o->stack_size;
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
 	cfg->on_table_request = on_table_request;
+	cfg->on_python_stack = on_python_stack;
 	cfg->ctx = ss;
 }
 
@@ -597,10 +633,18 @@ static void give_mappings(struct session *ss)
 		const struct proc *p = ss->sym.procs.procs[i];
 		const struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
 
+		size_t j;
+
 		if (img && (err = sampler_set_mappings(ss->sampler, p->tgid, img->gen, img->maps,
 							img->nr_maps)))
 			debug("cannot give the program the mappings of process %u: %s", p->tgid,
 			      strerror(-err));
+		for (j = 0; ss->python && img && j < img->nr_maps; j++) {
+			const struct proc_map *m = &img->maps[j];
+			struct unwind_file_key key = { m->inode, m->dev_major << 20 | m->dev_minor, 0 };
+
+			python_process_maps(ss->python, p->tgid, &key, m->start, m->offset);
+		}
 	}
 }
 
@@ -646,6 +690,19 @@ static int use_unwind_tables(struct session *ss)
 	return 0;
 }
 
+/* Python frames, unless off: interpreter files are told to the program as they are opened. */
+static void use_python(struct session *ss)
+{
+	int files_fd, procs_fd;
+
+	sampler_python_maps(ss->sampler, &files_fd, &procs_fd);
+	if (files_fd < 0)
+		return;
+	ss->python = python_new(files_fd, procs_fd, process_gen, ss);
+	ss->sym.python = ss->python;
+	ss->coll.python = ss->python;
+}
+
 /* Attaches, samples, detaches: the profile holds every sample taken. */
 static int profile_machine(const struct options *o, int cgroup_fd, struct profile *prof,
 			   struct sampler_stats *st)
@@ -662,6 +719,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
 	if (sampler_open(&ss.sampler, &cfg) || use_unwind_tables(&ss))
 		goto out;
+	use_python(&ss);
 	/* Processes, their files and these files' unwind tables before the first sample. */
 	track_processes(&ss);
 	if (sampler_start(ss.sampler))
@@ -700,11 +758,13 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->tables.build_ns = ss.tables.build_ns;
 	st->tables.bytes = unwind_tables_bytes(&ss.tables);
 	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
+	python_stats(ss.python, &st->py);
 out:
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
 	symbolizer_release(&ss.sym);
+	python_free(ss.python);
 	unwind_tables_release(&ss.tables);
 	if (!err)
 		debug("timing: detached and symbols freed %.1f ms after %s", (now_ns() - stop_ns) / 1e6,

@@ -45,6 +45,15 @@ struct set_stacks {
 	struct itab walked_index;
 	uint64_t *walked_ips;
 	size_t nr_walked_ips, walked_ips_alloc;
+	/* Python stacks read, by hash, their frames in py_frames; kept as walked stacks are. */
+	struct py_slot {
+		uint64_t hash;
+		uint32_t first, n, end;
+	} *py;
+	uint32_t nr_py, py_alloc;
+	struct itab py_index;
+	struct py_frame *py_frames;
+	size_t nr_py_frames, py_frames_alloc;
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
 	bool churning;
@@ -61,9 +70,11 @@ struct sampler {
 	sample_fn *on_sample;
 	void (*before_read)(void *ctx);
 	void (*on_table_request)(void *ctx, const struct table_request *r);
+	void (*on_python_stack)(void *ctx, const struct py_notice *n);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
 	bool walking;		/* --unwind auto */
+	bool python;		/* and Python frames with it */
 	const int *cpus;	/* the config's: perf events on these, at this frequency */
 	size_t ncpus;
 	uint32_t frequency;
@@ -77,7 +88,7 @@ struct sampler {
 	struct sample_key *keys;
 	__u64 *values;
 	__u64 *walk_keys;	/* --unwind auto: a batch of walked stacks, hashes and frames */
-	__u64 *walk_ips;
+	__u64 *walk_ips;	/* (or of Python stacks) */
 
 	/* Accounting. */
 	int nr_cpus;
@@ -119,13 +130,22 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->dwarf_unwind = cfg->dwarf_unwind;
 	skel->rodata->cfi_unwind = cfg->cfi_unwind;
 	s->walking = cfg->cfi_unwind;
+	/* Python processes are found by their mappings, which only the walk reads. */
+	s->python = cfg->cfi_unwind && cfg->python_frames;
+	skel->rodata->python_frames = s->python;
 	/* Without the walk, its maps are left at their smallest. */
 	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
 					    cfg->cfi_unwind ? cfg->unwind_rows : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks0,
 					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
-					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)))
+					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.pystacks0,
+					    s->python ? cfg->stack_storage_size : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.pystacks1,
+					    s->python ? cfg->stack_storage_size : 1)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.py_notices,
+					    s->python ? 1u << 20 : (uint32_t)getpagesize())))
 		return err;
 	skel->rodata->stack_copy_bytes = cfg->stack_copy_bytes;
 	for (i = 0; i < 2; i++) {
@@ -332,6 +352,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	s->stats.received++;
 	head_sample(&r->head, &rs);
 	rs.walk = r->unwind;
+	rs.py.frames = r->py.frames;
+	rs.py.n = r->py.n < PY_MAX_FRAMES ? r->py.n : PY_MAX_FRAMES;
+	rs.py.end = r->py.end;
 	s->on_sample(s->ctx, &rs);
 	return 0;
 }
@@ -342,6 +365,16 @@ static int on_table_request(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct table_request) && s->on_table_request)
 		s->on_table_request(s->ctx, data);
+	return 0;
+}
+
+static int on_python_notice(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct py_notice *n = data;
+
+	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && s->on_python_stack)
+		s->on_python_stack(s->ctx, n);
 	return 0;
 }
 
@@ -416,21 +449,75 @@ static const struct stack_slot *load_walked(struct set_stacks *st, uint64_t hash
 	return idx == ITAB_NONE ? NULL : &st->walked[idx].slot;
 }
 
-/*
- * Takes every walked stack out of the set's ustacks map, in batches: the
- * program puts a stack there again if it meets it again. Stacks known in
- * this epoch are not copied again: a hash is its stack's content's.
- */
-static int read_walked(struct sampler *s, unsigned set)
+/* A walked stack taken out of the map: kept unless known (a hash is its stack's content's). */
+static void keep_walked(struct set_stacks *st, uint64_t hash, const void *value)
 {
-	int fd = bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0);
-	struct set_stacks *st = &s->stacks[set];
+	const uint64_t *ips = value;
+	struct walked_slot *w;
+
+	if (load_walked(st, hash))
+		return;
+	ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
+	w = &st->walked[st->nr_walked];
+	w->hash = hash;
+	w->slot = (struct stack_slot){ 0, st->nr_walked_ips, stack_depth(ips, BPFPROF_MAX_DEPTH) };
+	ALLOC_GROW(st->walked_ips, st->nr_walked_ips + w->slot.n, st->walked_ips_alloc);
+	memcpy(st->walked_ips + st->nr_walked_ips, ips, w->slot.n * sizeof(*ips));
+	st->nr_walked_ips += w->slot.n;
+	itab_insert(&st->walked_index, hash, st->nr_walked++);
+}
+
+static bool py_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct set_stacks *)owner)->py[idx].hash == *(const uint64_t *)key;
+}
+
+static void forget_python(struct set_stacks *st)
+{
+	free(st->py);
+	st->py = NULL;
+	st->nr_py = st->py_alloc = 0;
+	itab_release(&st->py_index);
+	free(st->py_frames);
+	st->py_frames = NULL;
+	st->nr_py_frames = st->py_frames_alloc = 0;
+}
+
+/* A Python stack read by read_set(), by its hash; NULL if none. */
+static const struct py_slot *load_python(struct set_stacks *st, uint64_t hash)
+{
+	uint32_t idx = itab_find(&st->py_index, hash, py_eq, st, &hash);
+
+	return idx == ITAB_NONE ? NULL : &st->py[idx];
+}
+
+static void keep_python(struct set_stacks *st, uint64_t hash, const void *value)
+{
+	const struct py_stack *ps = value;
+	uint32_t n = ps->n < PY_MAX_FRAMES ? ps->n : PY_MAX_FRAMES;
+	struct py_slot *p;
+
+	if (load_python(st, hash))
+		return;
+	ALLOC_GROW(st->py, st->nr_py + 1, st->py_alloc);
+	p = &st->py[st->nr_py];
+	*p = (struct py_slot){ hash, st->nr_py_frames, n, ps->end };
+	ALLOC_GROW(st->py_frames, st->nr_py_frames + n, st->py_frames_alloc);
+	memcpy(st->py_frames + st->nr_py_frames, ps->frames, n * sizeof(*ps->frames));
+	st->nr_py_frames += n;
+	itab_insert(&st->py_index, hash, st->nr_py++);
+}
+
+/*
+ * Takes every stack out of a map of stacks by hash (walked or Python), in
+ * batches, into the set's table: the program puts a stack there again if
+ * it meets it again.
+ */
+static int take_stacks(struct sampler *s, unsigned set, int fd, size_t value_size,
+		       void (*keep)(struct set_stacks *st, uint64_t hash, const void *value))
+{
 	__u64 in = 0, out = 0;
 	bool first = true, done = false;
-
-	/* All a drain's stacks are read here: those known before can go at any drain. */
-	if (st->nr_walked > WALKED_MAX)
-		forget_walked(st);
 
 	while (!done) {
 		__u32 i, n = BATCH;
@@ -439,31 +526,35 @@ static int read_walked(struct sampler *s, unsigned set)
 		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, s->walk_keys,
 						      s->walk_ips, &n, NULL);
 		if (err && err != -ENOENT) {
-			error("cannot read the walked stacks' map: %s", strerror(-err));
+			error("cannot read the map of walked stacks: %s", strerror(-err));
 			return err;
 		}
 		done = err != 0;
 		first = false;
 		in = out;
-		for (i = 0; i < n; i++) {
-			const uint64_t *ips = (const uint64_t *)s->walk_ips + (size_t)i * BPFPROF_MAX_DEPTH;
-			uint64_t hash = s->walk_keys[i];
-			struct walked_slot *w;
-
-			if (load_walked(st, hash))
-				continue;
-			ALLOC_GROW(st->walked, st->nr_walked + 1, st->walked_alloc);
-			w = &st->walked[st->nr_walked];
-			w->hash = hash;
-			w->slot = (struct stack_slot){ 0, st->nr_walked_ips,
-						       stack_depth(ips, BPFPROF_MAX_DEPTH) };
-			ALLOC_GROW(st->walked_ips, st->nr_walked_ips + w->slot.n, st->walked_ips_alloc);
-			memcpy(st->walked_ips + st->nr_walked_ips, ips, w->slot.n * sizeof(*ips));
-			st->nr_walked_ips += w->slot.n;
-			itab_insert(&st->walked_index, hash, st->nr_walked++);
-		}
+		for (i = 0; i < n; i++)
+			keep(&s->stacks[set], s->walk_keys[i], (const char *)s->walk_ips + i * value_size);
 	}
 	return 0;
+}
+
+/* The set's walked user stacks and Python stacks, all a drain's: those known before can go at any drain. */
+static int read_walked(struct sampler *s, unsigned set)
+{
+	struct set_stacks *st = &s->stacks[set];
+	int err;
+
+	if (st->nr_walked > WALKED_MAX)
+		forget_walked(st);
+	if (st->nr_py > WALKED_MAX)
+		forget_python(st);
+	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
+			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
+	if (!err && s->python)
+		err = take_stacks(s, set,
+				  bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks0),
+				  sizeof(struct py_stack), keep_python);
+	return err;
 }
 
 /* Points out at a loaded stack; only once all loads are done, as ips moves. */
@@ -526,6 +617,7 @@ static int read_set(struct sampler *s, unsigned set)
 		for (i = 0; i < n; i++) {
 			const struct sample_key *k = &s->keys[i];
 			const struct stack_slot *kslot, *uslot;
+			const struct py_slot *py;
 			struct raw_sample rs = { 0 };
 
 			rs.tgid = k->tgid;
@@ -546,6 +638,11 @@ static int read_set(struct sampler *s, unsigned set)
 				rs.ustack.cache_key = k->ustack_hash | 1ull << 63;
 			}
 			rs.walk = k->unwind;
+			if (k->py_hash && (py = load_python(st, k->py_hash))) {
+				rs.py.frames = st->py_frames + py->first;
+				rs.py.n = py->n;
+				rs.py.end = py->end;
+			}
 			rs.count = s->values[i];
 			s->stats.drained[set] += rs.count;
 			s->on_sample(s->ctx, &rs);
@@ -689,6 +786,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
 	out->walking = s->walking;
+	out->python = s->python;
 	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
 	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
 }
@@ -730,6 +828,12 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.proc_maps), &tgid, m, BPF_NOEXIST);
 	free(m);
 	return err == -EEXIST ? 0 : err;
+}
+
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd)
+{
+	*files_fd = s->python ? bpf_map__fd(s->skel->maps.python_files) : -1;
+	*procs_fd = s->python ? bpf_map__fd(s->skel->maps.python_procs) : -1;
 }
 
 uint64_t sampler_proc_maps_bytes(struct sampler *s)
@@ -807,6 +911,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->on_sample = cfg->on_sample;
 	s->before_read = cfg->before_read;
 	s->on_table_request = cfg->on_table_request;
+	s->on_python_stack = cfg->on_python_stack;
 	s->ctx = cfg->ctx;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
@@ -820,7 +925,8 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->values = xmalloc(BATCH * sizeof(*s->values));
 	if (cfg->cfi_unwind) {
 		s->walk_keys = xmalloc(BATCH * sizeof(*s->walk_keys));
-		s->walk_ips = xmalloc(BATCH * BPFPROF_MAX_DEPTH * sizeof(*s->walk_ips));
+		/* Room for a batch of walked stacks, or of the larger Python stacks. */
+		s->walk_ips = xmalloc(BATCH * sizeof(struct py_stack));
 	}
 
 	err = load(s, cfg, &opts, cfg->cfi_unwind);
@@ -850,7 +956,9 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.fallback), on_record, s, NULL);
 	if (!s->rb || (s->walking && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.table_requests),
-						    on_table_request, s))) {
+						    on_table_request, s)) ||
+	    (s->python && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.py_notices),
+					   on_python_notice, s))) {
 		err = -errno;
 		error("cannot open the BPF ring buffer: %s", strerror(-err));
 		return err;
@@ -884,6 +992,7 @@ void sampler_free(struct sampler *s)
 		free(s->stacks[i].ips);
 		forget_walked(&s->stacks[i]);
 		free(s->stacks[i].walked);
+		forget_python(&s->stacks[i]);
 	}
 	free(s->keys);
 	free(s->values);

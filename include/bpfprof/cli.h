@@ -40,6 +40,7 @@ struct options {
 	uint32_t ring_buffer_kib;	/* --ring-buffer-size */
 	bool dwarf_unwind;		/* --unwind dwarf */
 	bool cfi_unwind;		/* --unwind auto (the default): tables in the kernel */
+	bool no_python;			/* --no-python: no Python frames */
 	uint32_t stack_size;		/* --stack-size: user stack bytes copied per sample */
 	const char *btf;		/* --btf */
 	int verbose;			/* -v */

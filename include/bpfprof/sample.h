@@ -7,6 +7,7 @@
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
+#include "bpfprof/py_frames.h"
 #include "bpfprof/unwind_row.h"
 
 #define BPFPROF_COMM_LEN 16
@@ -28,6 +29,8 @@ struct sample_key {
 	__u32 unwind;		/* --unwind auto: how the user stack was walked (unwind_row.h) */
 	/* --unwind auto: the user stack, in ustacks of the same set by this hash; 0: none */
 	__u64 ustack_hash;
+	/* The thread's Python frames, in pystacks of the same set by this hash; 0: none */
+	__u64 py_hash;
 };
 
 /* Why a sample went through the ring buffer instead of the counts map. */
@@ -67,6 +70,7 @@ struct fallback_record {
 	__s32 ustack_bytes;
 	__u32 unwind;		/* as in struct sample_key */
 	__u32 reserved;
+	struct py_stack py;	/* the thread's Python frames (py.n 0: none) */
 	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
 
@@ -125,6 +129,14 @@ enum stat_index {
 	STAT_WALKED_MIXED,	/* some frames each way */
 	STAT_PROC_SCANS,	/* a process's executable mappings read from its VMAs */
 	STAT_PROC_SCAN_BUSY,	/* not read: its mappings' lock was taken (read at the next sample) */
+	/* Python (python.bpf.h): recorded samples of Python processes, and what their walk found */
+	STAT_PY_SAMPLES,
+	STAT_PY_UNSUPPORTED,	/* an interpreter version whose frames are not read */
+	STAT_PY_NO_THREAD,	/* the thread has no thread state (a thread Python did not start) */
+	STAT_PY_NO_FRAME,	/* the thread runs no Python code (before the first, or done) */
+	STAT_PY_END,		/* walks that found frames, by how they ended (enum py_walk_end) */
+	STAT_PYSTACKS_FULL = STAT_PY_END + PY_WALK_END_MAX,	/* a pystacks map had no room */
+	STAT_PY_NOTICES_LOST,	/* a new Python stack not sent at once: its ring buffer was full */
 	STAT_MAX
 };
 

@@ -41,6 +41,13 @@ struct raw_user_state {
 	uint32_t stack_bytes;
 };
 
+/* A sample's Python frames, newest first (py_frames.h). */
+struct raw_python {
+	const struct py_frame *frames;	/* borrowed */
+	uint32_t n;			/* 0: none */
+	uint32_t end;			/* enum py_walk_end */
+};
+
 struct raw_sample {
 	uint32_t tgid, pid;
 	uint32_t gen;		/* the process's generation: which of its images */
@@ -49,6 +56,7 @@ struct raw_sample {
 	struct raw_stack kstack, ustack;
 	const struct raw_user_state *user;	/* non-NULL: unwind this, ustack is empty */
 	uint32_t walk;		/* --unwind auto: how ustack was walked (unwind_row.h's WALK_*) */
+	struct raw_python py;
 	uint64_t count;
 };
 
@@ -66,6 +74,7 @@ struct sampler_config {
 	bool include_idle, kernel_stacks, user_stacks;
 	bool dwarf_unwind;	/* copy registers and stack for userspace to unwind */
 	bool cfi_unwind;	/* walk user stacks in the program with unwind tables */
+	bool python_frames;	/* and read Python processes' frames (with cfi_unwind only) */
 	uint32_t unwind_rows;	/* room for this many table rows (cfi_unwind) */
 	uint32_t stack_copy_bytes;	/* a multiple of BPFPROF_STACK_CHUNK */
 	uint32_t stack_storage_size, max_stacks;
@@ -76,7 +85,17 @@ struct sampler_config {
 	void (*before_read)(void *ctx);
 	/* --unwind auto: the walk met a file with no table. */
 	void (*on_table_request)(void *ctx, const struct table_request *r);
+	/* A Python stack new to the program's map, at once: name its code while the process lives. */
+	void (*on_python_stack)(void *ctx, const struct py_notice *n);
 	void *ctx;
+};
+
+/* Python frames named in userspace (src/runtime/python.c). */
+struct python_stats {
+	uint32_t files;			/* interpreter files seen */
+	uint64_t codes, code_errors;	/* code objects named; not readable (freed, bad, gone) */
+	uint64_t merged;		/* samples whose Python frames were merged with native ones */
+	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
 };
 
 struct sampler_stats {
@@ -95,6 +114,8 @@ struct sampler_stats {
 		uint64_t rows, build_ns;
 		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
 	} tables;
+	bool python;			/* Python processes' frames were read */
+	struct python_stats py;		/* (set by the caller) */
 };
 
 struct sampler;
@@ -125,6 +146,8 @@ void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
  */
 int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 			 const struct proc_map *maps, size_t nr);
+/* The maps of interpreter files and Python processes (py_frames.h); -1s when not read. */
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */

@@ -33,6 +33,7 @@ struct sym_frame {
 
 struct jitmap;
 struct unwind_tables;
+struct python;
 
 /* One ELF file, identified by what /proc/PID/maps says of it. */
 struct symfile {
@@ -74,6 +75,7 @@ struct symbolizer {
 	uint32_t open_files;	/* files still open, waiting to be read */
 	bool unwinding;		/* --unwind dwarf: keep each file's CFI */
 	struct unwind_tables *tables;	/* --unwind auto: each file's table built as it is opened */
+	struct python *python;		/* and interpreter files told to the program; NULL: off */
 	struct unwinder unwinder;
 	struct itab file_index;
 	/* The same files by what the kernel says of a mapping (build ID, or device and inode). */

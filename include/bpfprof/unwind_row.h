@@ -106,6 +106,7 @@ struct table_request {
 	__u32 tgid;		/* a process that maps it, */
 	__u32 reserved;
 	__u64 start, end;	/* there */
+	__u64 offset;		/* the file offset of start */
 };
 
 /* How a user stack's walk in the BPF program ended: sample_key.unwind & WALK_END_MASK. */

@@ -15,6 +15,7 @@
 #include "bpfprof/demangle.h"
 #include "bpfprof/perfmap.h"
 #include "bpfprof/sample.h"
+#include "bpfprof/python.h"
 #include "bpfprof/symbolize.h"
 #include "bpfprof/unwind_tables.h"
 
@@ -568,6 +569,8 @@ static void add_table(struct symbolizer *s, uint32_t tgid, int fd, const struct 
 	err = unwind_tables_add(s->tables, &key, hex, elf, table_debug_elf, &d);
 	if (err && err != -ENODATA)
 		debug("no unwind table for '%s': %s", m->path, strerror(-err));
+	if (python_file_opened(s->python, &key, fd, m->path))
+		python_process_maps(s->python, tgid, &key, m->start, m->offset);
 	elf_end(elf);
 	if (d.delf)
 		elf_end(d.delf);
@@ -596,9 +599,24 @@ static void alias_table(struct symbolizer *s, uint32_t tgid, const struct proc_m
 	close(fd);
 }
 
+/* The path of the file a request names, as the process's map_files link says ("" if gone). */
+static const char *mapped_path(const struct symbolizer *s, const struct table_request *r,
+			       char path[4096])
+{
+	char link[4200];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%u/map_files/%llx-%llx", s->procs.proc_root, r->tgid,
+		 (unsigned long long)r->start, (unsigned long long)r->end);
+	n = readlink(link, path, 4095);
+	path[n > 0 ? n : 0] = '\0';
+	return path;
+}
+
 void symbolizer_table_request(struct symbolizer *s, const struct table_request *r)
 {
 	struct proc_map m = { .start = r->start, .end = r->end, .path = (char *)"" };
+	char path[4096];
 	struct unwind_file_key key;
 	struct stat st;
 	Elf *elf;
@@ -612,6 +630,9 @@ void symbolizer_table_request(struct symbolizer *s, const struct table_request *
 			debug("no unwind table for the file process %u maps at %#llx: %s", r->tgid,
 			      (unsigned long long)r->start, strerror(-err));
 		elf_end(elf);
+		/* The process read its mappings before the program knew the file for an interpreter. */
+		if (s->python && python_file_opened(s->python, &key, fd, mapped_path(s, r, path)))
+			python_process_maps(s->python, r->tgid, &key, r->start, r->offset);
 	}
 	close(fd);
 }

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the BPF program's CPython frame walk (bpf/python.bpf.h) and
+ * userspace (src/runtime/) agree on: where an interpreter keeps its thread
+ * states and frames (one py_offsets per CPython version), which files are
+ * interpreters, and the Python frames of a sample. Compiled by both sides.
+ */
+#ifndef BPFPROF_PY_FRAMES_H
+#define BPFPROF_PY_FRAMES_H
+
+#include "bpfprof/unwind_row.h"
+
+/* How a version keeps its frames: py_offsets.frames. */
+enum py_frame_layout {
+	PY_FRAMES_NONE = 0,	/* a version bpfprof cannot read: native frames only */
+	PY_FRAMES_310,		/* PyFrameObjects linked by f_back; f_lasti counts code units */
+	PY_FRAMES_311,		/* _PyInterpreterFrames by previous; is_entry marks an eval call's first */
+	PY_FRAMES_312,		/* as 3.11, but an eval call starts with a frame owned by the C stack */
+};
+
+/* _PyInterpreterFrame.owner of the frame an eval call pushes first (3.12, 3.13). */
+#define PY_FRAME_OWNED_BY_CSTACK 3
+
+/*
+ * Byte offsets of the members the walk and the naming read, for one
+ * version. 0xffff: the version has no such member.
+ */
+#define PY_NO_MEMBER 0xffff
+struct py_offsets {
+	__u16 version;			/* major << 8 | minor, e.g. 0x030b */
+	__u16 frames;			/* enum py_frame_layout */
+	/* Walk: _PyRuntime -> main interpreter -> its threads -> each one's newest frame. */
+	__u16 runtime_interpreters_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head (3.10: tstate_head) */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_thread_id;		/* PyThreadState.thread_id: the thread's pthread_self() */
+	__u16 tstate_frame;		/* 3.10: .frame; 3.11, 3.12: .cframe; 3.13: .current_frame */
+	__u16 cframe_current_frame;	/* 3.11, 3.12: _PyCFrame.current_frame; else PY_NO_MEMBER */
+	__u16 frame_code;		/* f_code (3.13: f_executable) */
+	__u16 frame_previous;		/* 3.10: f_back; else previous */
+	__u16 frame_instr;		/* 3.10: int f_lasti; 3.11, 3.12: prev_instr; 3.13: instr_ptr */
+	__u16 frame_entry;		/* 3.11: bool is_entry; 3.12, 3.13: char owner; 3.10: none */
+	/* Naming: a code object and the strings and bytes it points to. */
+	__u16 code_filename;		/* PyCodeObject.co_filename (a str) */
+	__u16 code_name;		/* co_name */
+	__u16 code_qualname;		/* co_qualname; 3.10: none (co_name then) */
+	__u16 code_firstlineno;		/* int co_firstlineno */
+	__u16 code_linetable;		/* co_linetable (a bytes; 3.10's PEP 626 form, else 3.11's) */
+	__u16 code_code_adaptive;	/* 3.11+: where the bytecode starts in the code object */
+	__u16 unicode_state;		/* PyASCIIObject.state: a 32-bit word of bit fields */
+	__u16 unicode_length;		/* PyASCIIObject.length (code points) */
+	__u16 unicode_ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's bytes */
+	__u16 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject): other compact strings' */
+	__u16 bytes_size;		/* PyVarObject.ob_size of a bytes */
+	__u16 bytes_data;		/* PyBytesObject.ob_sval */
+	__u16 object_type;		/* PyObject.ob_type */
+	__u16 reserved;
+};
+
+/*
+ * A file holding a CPython interpreter (the python binary, or libpython),
+ * by its identity as the kernel knows it. A process mapping its code at
+ * start - offset has _PyRuntime at start - offset + runtime_rel.
+ */
+struct python_file {
+	__u64 runtime_rel;		/* _PyRuntime's address less the code's (vaddr - offset) */
+	__u64 code_type_rel;		/* PyCode_Type's, the same way */
+	struct py_offsets off;		/* off.frames PY_FRAMES_NONE: a version not read */
+};
+
+/* A Python process: where its interpreter's state is (the BPF program's, by tgid). */
+struct python_process {
+	__u64 runtime;			/* _PyRuntime's address in the process */
+	__u64 code_type;		/* PyCode_Type's: what a code object's ob_type points at */
+	__u32 gen;			/* the process's generation it holds for */
+	__u32 reserved;
+	struct py_offsets off;
+};
+
+/* Python frames walked per sample, at most; a longer stack is cut at its root. */
+#define PY_MAX_FRAMES 64
+
+/*
+ * One Python frame of a sample. instr says where in its code object:
+ * 3.10, f_lasti (code units); later, the instruction pointer less the code
+ * object's address (bytes).
+ */
+#define PY_FRAME_ENTRY 0x80000000u	/* in instr: the first frame of its eval call */
+struct py_frame {
+	__u64 code;			/* the code object's address */
+	__u32 instr;			/* | PY_FRAME_ENTRY */
+	__u32 firstlineno;		/* the code object's, as read with it: tells a reused address */
+};
+
+/* How a walk of Python frames went: py_stack.end. */
+enum py_walk_end {
+	PY_WALK_WHOLE = 0,		/* to the thread's first frame */
+	PY_WALK_DEPTH,			/* cut at PY_MAX_FRAMES */
+	PY_WALK_FAULT,			/* a frame could not be read (freed under the walk, scribbled) */
+	PY_WALK_END_MAX
+};
+
+/* A sample's Python frames, newest first; stored by a hash of them, as walked native stacks. */
+struct py_stack {
+	__u32 n;			/* frames */
+	__u32 end;			/* enum py_walk_end */
+	struct py_frame frames[PY_MAX_FRAMES];
+};
+
+/*
+ * A Python stack new to the drain, sent at once so that userspace names its
+ * code objects while the process lives.
+ */
+struct py_notice {
+	__u32 tgid;
+	__u32 gen;			/* the process's generation (sample_key.gen) */
+	struct py_stack stack;
+};
+
+#endif

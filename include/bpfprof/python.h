@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * CPython's frames in userspace: which files are interpreters (their
+ * layout told to the BPF program, which walks the frames: bpf/python.bpf.h),
+ * the code objects of every Python stack named while their process lives,
+ * and each sample's Python frames put in place of the native
+ * _PyEval_EvalFrameDefault calls that ran them.
+ *
+ *   files      an interpreter file (python3.11, libpython3.12.so) by the
+ *              kernel's identity of it; the version and layout it has
+ *   processes  per tgid: where its runtime is, its code objects named
+ *   locations  (process, code object, instruction) -> profile location
+ */
+#ifndef BPFPROF_PYTHON_H
+#define BPFPROF_PYTHON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpfprof/profile.h"
+#include "bpfprof/py_frames.h"
+#include "bpfprof/sampler.h"
+
+struct python;
+
+/*
+ * Python frames on, with the program's maps of interpreter files and of
+ * Python processes (sampler_python_maps); gen(ctx, tgid) is a process's
+ * generation as the program counts it.
+ */
+struct python *python_new(int files_fd, int procs_fd, uint32_t (*gen)(void *ctx, uint32_t tgid),
+			  void *ctx);
+void python_free(struct python *py);
+
+/*
+ * A file just opened (fd, at path) with this identity: if it holds an
+ * interpreter, the program is told, and a version bpfprof cannot read is
+ * named on stderr once. True if it is an interpreter.
+ */
+bool python_file_opened(struct python *py, const struct unwind_file_key *key, int fd,
+			const char *path);
+/* A process maps code of file key at start (file offset offset): Python if the file is. */
+void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
+			 uint64_t start, uint64_t offset);
+/* A Python stack new to the program's map: its code objects are named now, while tgid lives. */
+void python_stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st);
+/*
+ * frames[0..n) (leaf first, location ids) with each _PyEval_EvalFrameDefault
+ * replaced by the Python frames its eval call ran, at most max in all;
+ * returns the new count.
+ */
+uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
+		      const struct raw_python *rp, uint32_t *frames, uint32_t n, uint32_t max);
+/* After a drain: processes gone since the drain before are forgotten. */
+void python_after_drain(struct python *py);
+/* The profile was folded (profile_fold): location ids changed. */
+void python_renumber(struct python *py);
+void python_stats(const struct python *py, struct python_stats *out);
+
+#endif

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfprof/python.h"
+#include "bpfprof/python_code.h"
+#include "bpfprof/python_offsets.h"
+#include "bpfprof/util.h"
+
+/* A code object of a process, as read (or not) when a stack first showed it. */
+struct py_code {
+	uint64_t addr;
+	uint32_t firstlineno;	/* as the program read it with the frame: a reused address differs */
+	uint32_t function;	/* profile function id + 1; 0: not made yet */
+	bool ok;
+	struct py_code_info info;
+};
+
+struct py_proc {
+	uint32_t tgid, gen;
+	bool known;		/* bpf holds the program's view of it */
+	bool gone;		/* found exited at the last drain: forgotten at the next */
+	struct python_process bpf;
+	struct py_code *codes;
+	uint32_t nr_codes, codes_alloc;
+	struct itab code_index;
+};
+
+struct python {
+	int files_fd, procs_fd;
+	uint32_t (*gen)(void *ctx, uint32_t tgid);
+	void *ctx;
+	struct py_file {
+		struct unwind_file_key key;
+		struct python_file f;
+	} *files;
+	uint32_t nr_files, files_alloc;
+	struct itab file_index;
+	uint16_t *warned;	/* versions named on stderr as not read */
+	uint32_t nr_warned, warned_alloc;
+	struct py_proc **procs;
+	uint32_t nr_procs, procs_alloc;
+	struct itab proc_index;
+	struct python_stats stats;
+	/* The profile's string id of "_PyEval_EvalFrameDefault", once interned; 0: not yet. */
+	const struct profile *names_of;
+	uint32_t eval_name;
+};
+
+struct python *python_new(int files_fd, int procs_fd, uint32_t (*gen)(void *ctx, uint32_t tgid),
+			  void *ctx)
+{
+	struct python *py = xcalloc(1, sizeof(*py));
+
+	py->files_fd = files_fd;
+	py->procs_fd = procs_fd;
+	py->gen = gen;
+	py->ctx = ctx;
+	return py;
+}
+
+static void free_proc(struct py_proc *pp)
+{
+	uint32_t i;
+
+	for (i = 0; i < pp->nr_codes; i++)
+		python_code_release(&pp->codes[i].info);
+	free(pp->codes);
+	itab_release(&pp->code_index);
+	free(pp);
+}
+
+void python_free(struct python *py)
+{
+	uint32_t i;
+
+	if (!py)
+		return;
+	for (i = 0; i < py->nr_procs; i++)
+		free_proc(py->procs[i]);
+	free(py->procs);
+	itab_release(&py->proc_index);
+	free(py->files);
+	itab_release(&py->file_index);
+	free(py->warned);
+	free(py);
+}
+
+/* Files ------------------------------------------------------------------ */
+
+static uint64_t file_hash(const struct unwind_file_key *k)
+{
+	return hash_mix(k->ino, k->dev);
+}
+
+static bool file_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct unwind_file_key *a = &((const struct python *)owner)->files[idx].key, *b = key;
+
+	return a->ino == b->ino && a->dev == b->dev;
+}
+
+static const struct py_file *find_file(const struct python *py, const struct unwind_file_key *key)
+{
+	uint32_t idx = itab_find(&py->file_index, file_hash(key), file_eq, py, key);
+
+	return idx == ITAB_NONE ? NULL : &py->files[idx];
+}
+
+/* An interpreter whose frames bpfprof cannot read: said once per version. */
+static void warn_version(struct python *py, uint16_t version, const char *path)
+{
+	uint32_t i;
+
+	for (i = 0; i < py->nr_warned; i++)
+		if (py->warned[i] == version)
+			return;
+	ALLOC_GROW(py->warned, py->nr_warned + 1, py->warned_alloc);
+	py->warned[py->nr_warned++] = version;
+	warning("Python %u.%u ('%s'): its frames are not read (bpfprof reads CPython 3.10 to 3.13); "
+		"its samples keep their native frames", version >> 8, version & 0xff, path);
+}
+
+bool python_file_opened(struct python *py, const struct unwind_file_key *key, int fd,
+			const char *path)
+{
+	struct python_file f;
+	struct py_file *e;
+	int err;
+
+	if (!py || find_file(py, key))
+		return py && find_file(py, key);
+	memset(&f, 0, sizeof(f));
+	if (python_file_identify(fd, path, &f) != 1)
+		return false;
+	if (f.off.frames == PY_FRAMES_NONE)
+		warn_version(py, f.off.version, path);
+	if ((err = bpf_map_update_elem(py->files_fd, key, &f, BPF_ANY)))
+		debug("cannot tell the program of the interpreter '%s': %s", path, strerror(errno));
+	ALLOC_GROW(py->files, py->nr_files + 1, py->files_alloc);
+	e = &py->files[py->nr_files];
+	e->key = *key;
+	e->f = f;
+	itab_insert(&py->file_index, file_hash(key), py->nr_files++);
+	py->stats.files++;
+	debug("Python %u.%u in '%s'%s", f.off.version >> 8, f.off.version & 0xff, path,
+	      f.off.frames == PY_FRAMES_NONE ? ": not read" : "");
+	return true;
+}
+
+void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
+			 uint64_t start, uint64_t offset)
+{
+	const struct py_file *e = py ? find_file(py, key) : NULL;
+	struct python_process p = { 0 };
+
+	if (!e)
+		return;
+	p.runtime = start - offset + e->f.runtime_rel;
+	p.code_type = start - offset + e->f.code_type_rel;
+	p.gen = py->gen(py->ctx, tgid);
+	p.off = e->f.off;
+	/* What the program read of the process since is newer: kept. */
+	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_NOEXIST);
+}
+
+/* Processes --------------------------------------------------------------- */
+
+static bool proc_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct python *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
+}
+
+static void index_procs(struct python *py)
+{
+	uint32_t i;
+
+	itab_release(&py->proc_index);
+	for (i = 0; i < py->nr_procs; i++)
+		itab_insert(&py->proc_index, hash_u64(py->procs[i]->tgid), i);
+}
+
+/* The process's state, for its generation gen (made anew at an exec). */
+static struct py_proc *get_proc(struct python *py, uint32_t tgid, uint32_t gen)
+{
+	uint32_t idx = itab_find(&py->proc_index, hash_u64(tgid), proc_eq, py, &tgid);
+	struct py_proc *pp;
+
+	if (idx != ITAB_NONE && py->procs[idx]->gen == gen)
+		return py->procs[idx];
+	pp = xcalloc(1, sizeof(*pp));
+	pp->tgid = tgid;
+	pp->gen = gen;
+	pp->known = !bpf_map_lookup_elem(py->procs_fd, &tgid, &pp->bpf) &&
+		    pp->bpf.off.frames != PY_FRAMES_NONE;
+	if (idx != ITAB_NONE) {
+		free_proc(py->procs[idx]);
+		py->procs[idx] = pp;
+		return pp;
+	}
+	ALLOC_GROW(py->procs, py->nr_procs + 1, py->procs_alloc);
+	py->procs[py->nr_procs] = pp;
+	itab_insert(&py->proc_index, hash_u64(tgid), py->nr_procs++);
+	return pp;
+}
+
+static struct py_proc *find_proc(const struct python *py, uint32_t tgid)
+{
+	uint32_t idx = itab_find(&py->proc_index, hash_u64(tgid), proc_eq, py, &tgid);
+
+	return idx == ITAB_NONE ? NULL : py->procs[idx];
+}
+
+void python_after_drain(struct python *py)
+{
+	uint32_t i, kept = 0;
+
+	if (!py)
+		return;
+	/* Its samples up to its exit were in this drain: a process found gone before is done. */
+	for (i = 0; i < py->nr_procs; i++) {
+		struct py_proc *pp = py->procs[i];
+
+		if (pp->gone) {
+			free_proc(pp);
+			continue;
+		}
+		pp->gone = kill(pp->tgid, 0) && errno == ESRCH;
+		py->procs[kept++] = pp;
+	}
+	if (kept != py->nr_procs) {
+		py->nr_procs = kept;
+		index_procs(py);
+	}
+}
+
+/* Code objects ----------------------------------------------------------- */
+
+struct code_key {
+	uint64_t addr;
+	uint32_t firstlineno;
+};
+
+static bool code_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct py_code *c = &((const struct py_proc *)owner)->codes[idx];
+	const struct code_key *k = key;
+
+	return c->addr == k->addr && c->firstlineno == k->firstlineno;
+}
+
+static struct py_code *find_code(const struct py_proc *pp, uint64_t addr, uint32_t firstlineno)
+{
+	struct code_key k = { addr, firstlineno };
+	uint32_t idx = itab_find(&pp->code_index, hash_mix(addr, firstlineno), code_eq, pp, &k);
+
+	return idx == ITAB_NONE ? NULL : &pp->codes[idx];
+}
+
+static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct py_proc *pp = ctx;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pp->tgid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* A code object the process's stacks showed: read once (failures too, so they are not read again). */
+static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint32_t firstlineno)
+{
+	struct py_code *c;
+	int err;
+
+	if (find_code(pp, addr, firstlineno))
+		return;
+	ALLOC_GROW(pp->codes, pp->nr_codes + 1, pp->codes_alloc);
+	c = &pp->codes[pp->nr_codes];
+	memset(c, 0, sizeof(*c));
+	c->addr = addr;
+	c->firstlineno = firstlineno;
+	err = pp->known ? python_code_read(&pp->bpf.off, pp->bpf.code_type, read_memory, pp, addr,
+					   &c->info)
+			: -ENOENT;
+	/* The same object read twice (freed and made again in between) may disagree: not ours. */
+	c->ok = !err && c->info.firstlineno == firstlineno;
+	if (c->ok)
+		py->stats.codes++;
+	else
+		py->stats.code_errors++;
+	itab_insert(&pp->code_index, hash_mix(addr, firstlineno), pp->nr_codes++);
+}
+
+void python_stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+{
+	struct py_proc *pp = get_proc(py, tgid, gen);
+	uint32_t i;
+
+	for (i = 0; i < st->n && i < PY_MAX_FRAMES; i++)
+		name_code(py, pp, st->frames[i].code, st->frames[i].firstlineno);
+}
+
+/* Merging ----------------------------------------------------------------- */
+
+/* Addresses of Python locations: in no mapping, apart from any native address. */
+#define PY_LOCATION (1ull << 63)
+
+/* The profile location of one Python frame: its function's, at its line. */
+static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
+			       const struct py_frame *f)
+{
+	struct py_code *c = pp ? find_code(pp, f->code, f->firstlineno) : NULL;
+	struct prof_line line;
+	uint64_t address;
+	uint32_t loc;
+
+	if (!c || !c->ok)
+		return profile_special_location(p, "[python: code not read]");
+	if (!c->function)
+		c->function = 1 + profile_function_at(p, profile_string(p, c->info.qualname),
+						      profile_string(p, c->info.qualname),
+						      profile_string(p, c->info.filename),
+						      c->info.firstlineno);
+	line.function = c->function - 1;
+	line.line = python_code_line(&pp->bpf.off, &c->info, f->instr & ~PY_FRAME_ENTRY);
+	address = PY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
+	loc = profile_location_find(p, 0, address);
+	if (loc == ITAB_NONE)
+		loc = profile_location_add(p, 0, address, FRAME_PYTHON, &line, 1);
+	return loc;
+}
+
+/* Whether location loc is a call of the interpreter's eval loop. */
+static bool is_eval(struct python *py, struct profile *p, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+
+	if (py->names_of != p) {
+		py->names_of = p;
+		py->eval_name = profile_string(p, "_PyEval_EvalFrameDefault");
+	}
+	return l->nlines && l->kind == FRAME_USER &&
+	       p->functions[p->lines[l->first_line + l->nlines - 1].function].name == py->eval_name;
+}
+
+uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
+		     const struct raw_python *rp, uint32_t *frames, uint32_t n, uint32_t max)
+{
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i;
+	const struct py_proc *pp;
+
+	if (!py || !rp->n)
+		return n;
+	pp = find_proc(py, tgid);
+	if (max > sizeof(out) / sizeof(out[0]))
+		max = sizeof(out) / sizeof(out[0]);
+	for (i = 0; i < n && m < max; i++) {
+		if (g >= rp->n || !is_eval(py, p, frames[i])) {
+			out[m++] = frames[i];
+			continue;
+		}
+		/* This eval call's frames: up to its first, newest first as the stack is. */
+		do
+			out[m++] = frame_location(p, pp, &rp->frames[g]);
+		while (!(rp->frames[g++].instr & PY_FRAME_ENTRY) && g < rp->n && m < max);
+	}
+	/* Frames whose eval calls the native stack does not show (cut short): at its root. */
+	if (g < rp->n)
+		py->stats.unmatched += rp->n - g;
+	for (; g < rp->n && m < max; g++)
+		out[m++] = frame_location(p, pp, &rp->frames[g]);
+	py->stats.merged++;
+	memcpy(frames, out, m * sizeof(*out));
+	return m;
+}
+
+void python_renumber(struct python *py)
+{
+	/* Only location ids changed; frame_location finds its locations by address. */
+	if (py)
+		py->names_of = NULL;
+}
+
+void python_stats(const struct python *py, struct python_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (py)
+		*out = py->stats;
+}

@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# What Python frames cost: bpfprof (Python frames read, the default) and
+# bpfprof --no-python (native frames only) attached at once to the whole
+# machine while two busy Python processes (a 20-deep Python call chain over
+# a pure-Python loop, and a hashlib call) keep both CPUs busy, at 999 Hz:
+# so both programs run on the same samples. Per run of each: the BPF time
+# per sample (the kernel's bpf_stats), the profiler's CPU (user + system)
+# and the share of the Python processes' samples that carry a Python
+# frame. Rounds take turns over the interpreters present (Debian's
+# python3.11, and the /root/.pyenv builds); cells are medians with min-max.
+# The markdown table goes to stdout and to RESULTS.
+#
+# usage (root): [O=build] [ROUNDS=3] [RUN_S=10] bash tests/bench/python.sh [RESULTS]
+# RESULTS defaults to tests/bench/python.md; progress goes to stderr.
+
+set -u -o pipefail
+export LC_ALL=C
+
+O=${O:-build}
+BPFPROF=$O/bpfprof
+RESULTS=${1:-tests/bench/python.md}
+ROUNDS=${ROUNDS:-3}
+RUN_S=${RUN_S:-10}
+F=999
+
+T=$(mktemp -d /tmp/bpfprof-python.XXXXXX)
+DATA=$T/data
+PIDS=()
+STATS_BEFORE=
+
+note() { echo "bench: $*" >&2; }
+die() { note "$*"; exit 1; }
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
+	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
+[ -x "$BPFPROF" ] || die "build first: make O=$O"
+[ -x /usr/bin/time ] || die "needs time (make deps)"
+STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+
+. "$(dirname "$0")/lib.sh"
+
+PYTHONS=(/usr/bin/python3.11)
+for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
+	p=/root/.pyenv/versions/$v/bin/python${v%.*}
+	[ -x "$p" ] && PYTHONS+=("$p")
+done
+
+# The workload: Python calls 20 deep over a pure-Python loop (one process),
+# and over hashlib (the other): Python frames over native ones.
+cat > "$T/busy.py" << 'EOF'
+import hashlib, sys, time
+def loop(n):
+    s = 0
+    for i in range(n):
+        s = (s * 31 + i) & 0xffff
+    return s
+def deep(k, f):
+    return deep(k - 1, f) if k else f()
+buf = bytes(1 << 20)
+work = (lambda: loop(20000)) if sys.argv[2] == "loop" else (lambda: hashlib.sha256(buf).digest())
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    deep(20, work)
+EOF
+
+# bpf_ns PID FILE: until PID exits, the run time per run of its program on
+# perf events (prog_type 7), from its fdinfo (the kernel's bpf_stats), into FILE.
+bpf_ns() {
+	local f k v type ns cnt last=
+	while kill -0 "$1" 2>/dev/null; do
+		for f in /proc/$1/fdinfo/*; do
+			type= ns= cnt=
+			while read -r k v; do
+				case $k in
+				prog_type:) type=$v ;;
+				run_time_ns:) ns=$v ;;
+				run_cnt:) cnt=$v ;;
+				esac
+			done 2>/dev/null < "$f"
+			[ "$type" = 7 ] && [ "${cnt:-0}" -gt 0 ] && last=$((ns / cnt))
+		done
+		sleep 0.5
+	done
+	echo "$last" > "$2"
+}
+wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
+
+# share FILE: % of the python processes' samples in FILE with a Python frame (a "(busy.py:" one).
+share() {
+	awk '/^python/ { n = $NF; t += n; if (/\(busy\.py:/) p += n }
+	     END { if (t) printf "%.1f", 100 * p / t }' "$1"
+}
+
+# both PYTHON: the two profilers at once on the same samples.
+both() {
+	local py=$1 d=$T/run m w1 w2 pids=()
+	rm -rf "$d" && mkdir -p "$d"
+	"$py" "$T/busy.py" $((RUN_S + 4)) loop & w1=$!
+	"$py" "$T/busy.py" $((RUN_S + 4)) hash & w2=$!
+	PIDS+=($w1 $w2)
+	sleep 1
+	for m in python native; do
+		/usr/bin/time -f '%U %S' -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" \
+			$([ $m = native ] && echo --no-python) -o "$d/$m.folded" 2> "$d/$m.err" &
+		pids+=($!)
+	done
+	sleep 0.2
+	for m in 0 1; do
+		bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)" "$d/$m.ns" &
+	done
+	wait_for_pids "${pids[@]}"
+	wait "${pids[@]}"
+	kill $w1 $w2 2>/dev/null
+	wait $w1 $w2 2>/dev/null
+	sleep 0.6
+	for m in python native; do
+		[ -s "$d/$m.folded" ] || { note "$m: no profile"; cat "$d/$m.err" >&2; return 1; }
+	done
+	put "ns.python" "$(cat "$d/0.ns")"
+	put "ns.native" "$(cat "$d/1.ns")"
+	put "cpu.python" "$(awk '{ print $1 + $2 }' "$d/python.time" | tail -1)"
+	put "cpu.native" "$(awk '{ print $1 + $2 }' "$d/native.time" | tail -1)"
+	put "share.python" "$(share "$d/python.folded")"
+	note "  $py: BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample; CPU" \
+		"$(tail -1 "$d/python.time") and $(tail -1 "$d/native.time") s;" \
+		"$(share "$d/python.folded")% with Python frames"
+}
+
+note "$ROUNDS rounds over ${#PYTHONS[@]} interpreters of $RUN_S s runs at $F Hz" \
+	"(some $((ROUNDS * ${#PYTHONS[@]} * (RUN_S + 3) / 60 + 1)) minutes)"
+for ((r = 0; r < ROUNDS; r++)); do
+	note "round $((r + 1)) of $ROUNDS"
+	for py in "${PYTHONS[@]}"; do
+		both "$py" || note "$py: no figures this round"
+	done
+done
+
+{
+	echo "Python frames, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r): two busy Python"
+	echo "processes (20 Python calls deep over a pure-Python loop, and over hashlib), the whole machine,"
+	echo "$F Hz, $RUN_S s; bpfprof and bpfprof --no-python at once on the same samples; over"
+	echo "$(printf '%s ' "${PYTHONS[@]}")x $ROUNDS rounds; median (min-max)."
+	echo
+	echo "| | bpfprof (Python frames) | bpfprof --no-python | ratio | target |"
+	echo "|---|---|---|---|---|"
+	echo "| BPF time per sample, ns | $(cell ns.python 0) | $(cell ns.native 0) | $(ratio ns.python ns.native) | <= 2 |"
+	echo "| profiler CPU, s (user + system) | $(cell cpu.python 2) | $(cell cpu.native 2) | $(ratio cpu.python cpu.native) | <= 1.5 |"
+	echo "| Python processes' samples with Python frames, % | $(cell share.python 1) | - | | >= 90 |"
+} > "$T/table"
+cat "$T/table"
+cp "$T/table" "$RESULTS"
+note "written to $RESULTS"
