@@ -60,9 +60,9 @@ sum_matching() {
 profile_until_done() {
 	local out=$1 pid=$2 prof
 	shift 2
-	$BPFPROF "$@" -o "$out" 2> "${out%.*}.err" &
+	$BPFPROF -v "$@" -o "$out" 2> "${out%.*}.err" &
 	prof=$!
-	sleep 0.5
+	wait_attached "${out%.*}.err" $prof
 	touch "$T/go"
 	wait "$pid"
 	sleep 0.2
@@ -71,6 +71,10 @@ profile_until_done() {
 	rm -f "$T/go"
 }
 wait_go() { while [ ! -e "$T/go" ]; do sleep 0.05; done; }
+# wait_attached ERR PID: until bpfprof PID (run with -v, stderr to ERR) samples, or has exited.
+wait_attached() {
+	while kill -0 "$2" 2> /dev/null && ! grep -q "^bpfprof: timing: attached" "$1"; do sleep 0.05; done
+}
 
 # cpu_ns PID: the CPU time the process's live threads have had, in ns (schedstat).
 cpu_ns() { cat /proc/$1/task/*/schedstat 2> /dev/null | awk '{ t += $1 } END { printf "%.0f", t }'; }

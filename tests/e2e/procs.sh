@@ -87,7 +87,7 @@ fi
 cp "$WL/burst" "$T/again-burst"
 $BPFPROF -vv -F 999 -d 5 --interval 0.1 -o "$T/again.folded" 2> "$T/again.err" &
 bp=$!
-while kill -0 $bp 2> /dev/null && ! grep -q "timing: attached" "$T/again.err"; do sleep 0.05; done
+wait_attached "$T/again.err" $bp
 ("$T/again-burst" 300; sleep 2.5; "$T/again-burst" 300) > /dev/null
 wait $bp
 named=$(sum_matching "$T/again.folded" '^again-burst;.*;main;burst_work$')

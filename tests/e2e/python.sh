@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Python frames, mixed with native ones, for every CPython 3.10 to 3.13 on
+# the machine: Debian's python3.11 always, the /root/.pyenv builds when
+# present. A workload's Python split as it measured it itself; Python over
+# OpenSSL; threads, the GIL held or not; a storm of 150 ms processes; a
+# program that scribbles on its own frame chain; a version not read; every
+# output with its reader.
+. tests/lib.sh
+
+F=4999
+RUN_S=4
+PYW=tests/workloads
+
+PYTHONS=(/usr/bin/python3.11)
+for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
+	[ -x "/root/.pyenv/versions/$v/bin/python${v%.*}" ] && PYTHONS+=("/root/.pyenv/versions/$v/bin/python${v%.*}")
+done
+[ ${#PYTHONS[@]} -gt 1 ] || echo "# no /root/.pyenv builds: Debian's python3.11 only"
+
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //; s/.*PyEval_EvalCode;//' | cut -c1-200 | sed 's/^/#   /'; }
+# run_py NAME PYTHON SCRIPT ARGS...: the workload in the background, once it started; sets PID.
+run_py() {
+	local name=$1 py=$2
+	shift 2
+	"$py" "$@" > "$T/$name.out" &
+	PID=$!
+	BG_PIDS+=($PID)
+}
+
+# 1. alpha and beta call the same work() 2n and n times: the samples under
+# each split as the workload's own clock split its time, within 5 %.
+i=0
+for py in "${PYTHONS[@]}"; do
+	name=split$i
+	run_py $name "$py" $PYW/py_split.py $((RUN_S + 2)) "$T/$name.ready"
+	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+	outs=(-o "$T/$name.folded")
+	[ $i = 0 ] && outs+=(-o "$T/$name.pb.gz" -o "$T/callgrind.out.$name" -o "$T/$name.svg")
+	$BPFPROF -F $F -d $RUN_S -p $PID "${outs[@]}" 2> "$T/$name.err"
+	rc=$?
+	wait $PID
+	read -r a_ns b_ns < "$T/$name.out"
+	total=$(folded_total "$T/$name.folded")
+	alpha=$(sum_matching "$T/$name.folded" ';alpha \(py_split\.py:[0-9]+\)(;|$)')
+	beta=$(sum_matching "$T/$name.folded" ';beta \(py_split\.py:[0-9]+\)(;|$)')
+	py_frames=$(sum_matching "$T/$name.folded" '\(py_split\.py:[0-9]+\)')
+	want=$(ratio "$a_ns" "$b_ns")
+	got=$(ratio "$alpha" "$beta")
+	if [ $rc = 0 ] && [ "$beta" -gt 500 ] && within "$(ratio "$got" "$want")" 0.95 1.05; then
+		ok "$py: alpha/beta = $got in $alpha + $beta samples, the workload measured $want"
+	else
+		not_ok "$py: alpha/beta = $got ($alpha / $beta samples, rc $rc), the workload measured $want ($a_ns / $b_ns ns)"
+		top "$T/$name.folded"
+		diag "$T/$name.err"
+	fi
+	check "$py: $(share "$py_frames" "$total")% of $total samples carry Python frames (>= 90 %)" \
+		within "$(share "$py_frames" "$total")" 90 100
+	i=$((i + 1))
+done
+
+# The stack, root to leaf: the interpreter's native frames, then the
+# script's Python functions in place of _PyEval_EvalFrameDefault.
+check "Debian's python3.11: native frames to the Python ones: _start;...;Py_BytesMain;...;main;alpha;work" \
+	grep -Eq '^python3\.11;_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;.*;<module> \(py_split\.py:[0-9]+\);main \(py_split\.py:[0-9]+\);alpha \(py_split\.py:[0-9]+\);work \(py_split\.py:[0-9]+\)(;| )' "$T/split0.folded"
+check "no _PyEval_EvalFrameDefault left between Python frames" \
+	test "$(sum_matching "$T/split0.folded" '\(py_split\.py:[0-9]+\);_PyEval_EvalFrameDefault')" = 0
+
+# 2. Every output with its reader: pprof's lines, callgrind's files, the SVG's colours.
+work_line=$(grep -n 's = (s \* 31 + i)' $PYW/py_split.py | cut -d: -f1)
+go tool pprof -top -lines "$T/split0.pb.gz" > "$T/lines.txt" 2> "$T/lines.err"
+if [ ! -s "$T/lines.err" ] && grep -Eq " work $(pwd)/$PYW/py_split\.py:($((work_line - 1))|$work_line)\$" "$T/lines.txt"; then
+	ok "pprof: go tool pprof reads it silently; work's samples at its loop's lines of $(pwd)/$PYW/py_split.py"
+else
+	not_ok "pprof: work at line $work_line of py_split.py not in go tool pprof -lines"
+	diag "$T/lines.err"; head -12 "$T/lines.txt" | diag /dev/stdin
+fi
+flat=$(awk -v f="$(pwd)/$PYW/py_split.py" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/lines.txt")
+check "pprof: samples in work, by line ($flat ms)" test "${flat%.*}" -gt 0
+check "callgrind: fl= names the Python file" grep -Eq "^fl=\([0-9]+\) $(pwd)/$PYW/py_split\.py\$" "$T/callgrind.out.split0"
+callgrind_annotate "$T/callgrind.out.split0" > "$T/annotate.txt" 2> "$T/annotate.err"
+check "callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
+	grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"
+# A Python frame's fill: blue over red and green.
+awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { getline; for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
+	"$T/split0.svg" | head -1 > "$T/fill"
+fill=$(cat "$T/fill")
+if [[ $fill =~ ^#[0-9a-f]{6}$ ]] && [ $((16#${fill:5:2})) -gt $((16#${fill:1:2})) ] &&
+	[ $((16#${fill:5:2})) -gt $((16#${fill:3:2})) ]; then
+	ok "svg: alpha is a frame of class python, in blue ($fill)"
+else
+	not_ok "svg: alpha's frame not of class python in blue (fill '$fill')"
+fi
+
+# 3. Python over OpenSSL: hashing()'s samples show libcrypto below it.
+run_py hash /usr/bin/python3.11 $PYW/py_hash.py $((RUN_S + 2))
+sleep 0.5
+$BPFPROF -F 999 -d $RUN_S -p $PID -o "$T/hash.folded" 2> "$T/hash.err"
+wait $PID
+in_hash=$(sum_matching "$T/hash.folded" ';hashing \(py_hash\.py:[0-9]+\)(;|$)')
+openssl=$(sum_matching "$T/hash.folded" ';hashing \(py_hash\.py:[0-9]+\);.*(libcrypto|SHA256|sha256|EVP_Digest)')
+if [ "$in_hash" -gt 1000 ] && within "$(share "$openssl" "$in_hash")" 90 100; then
+	ok "hashlib: $(share "$openssl" "$in_hash")% of $in_hash samples in hashing() show OpenSSL's frames below it"
+else
+	not_ok "hashlib: $openssl of $in_hash samples in hashing() show OpenSSL's frames"; top "$T/hash.folded"
+fi
+
+# 4. Threads: each its own Python stack, with the GIL released too (hashlib, zlib).
+run_py threads /usr/bin/python3.11 $PYW/py_threads.py $((RUN_S + 2))
+sleep 0.5
+$BPFPROF -F 999 -d $RUN_S -p $PID -o "$T/threads.folded" 2> "$T/threads.err"
+wait $PID
+T_='Thread\.run \(threading\.py:[0-9]+\)'
+spin=$(sum_matching "$T/threads.folded" "$T_;(.*;)?spinner \\(py_threads\\.py:[0-9]+\\)")
+hashed=$(sum_matching "$T/threads.folded" "$T_;(.*;)?hasher \\(py_threads\\.py:[0-9]+\\);.*(libcrypto|SHA256|EVP_Digest)")
+zipped=$(sum_matching "$T/threads.folded" "$T_;(.*;)?compressor \\(py_threads\\.py:[0-9]+\\);.*(deflate|libz)")
+mixed=$(sum_matching "$T/threads.folded" '(spinner|hasher|compressor) \(.*(spinner|hasher|compressor) \(')
+threads_ok() { [ "$spin" -gt 300 ] && [ "$hashed" -gt 300 ] && [ "$zipped" -gt 100 ] && [ "$mixed" = 0 ]; }
+check "threads: spinner $spin, hasher $hashed (in OpenSSL), compressor $zipped (in zlib) samples, each under Thread.run; none in another's stack" \
+	threads_ok
+
+# 5. A storm of 150 ms processes: named while they live, most gone before the drain.
+(wait_go; for i in $(seq 20); do
+	for j in 1 2; do
+		/usr/bin/python3.11 -c '
+import time
+def storm_fn():
+    end = time.thread_time() + 0.15
+    s = 0
+    while time.thread_time() < end:
+        for i in range(1000):
+            s = (s * 31 + i) & 0xffff
+storm_fn()' &
+	done
+	wait
+done) &
+storm=$!
+BG_PIDS+=($storm)
+profile_until_done "$T/storm.folded" $storm -F 999
+# Of the samples running the -c code (after the interpreter's start, before its end).
+all=$(sum_matching "$T/storm.folded" '^python3\.11;')
+running=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlags;')
+named=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlags;.*;storm_fn \(<string>:[0-9]+\)(;|$)')
+storm_ok() { [ "$running" -gt 2000 ] && within "$(share "$named" "$running")" 90 100; }
+check "storm of 150 ms processes: $(share "$named" "$running")% of $running samples running their code named with storm_fn (>= 90 %; $(share "$named" "$all")% of all $all)" \
+	storm_ok
+
+# 6. A program scribbling on its frame chain: the walk stops there, the
+# native stack stays, the cause is counted; bpfprof neither crashes nor fails.
+for py in /usr/bin/python3.11 /root/.pyenv/versions/3.10.13/bin/python3.10 /root/.pyenv/versions/3.12.1/bin/python3.12; do
+	[ -x "$py" ] || continue
+	for mode in fault junk; do
+		name=scribble-$(basename "$py")-$mode
+		run_py "$name" "$py" $PYW/py_scribble.py $((RUN_S)) $mode
+		sleep 0.3
+		$BPFPROF -F 999 -d 2 -p $PID -o "$T/$name.folded" 2> "$T/$name.err"
+		rc=$?
+		wait $PID
+		prc=$?
+		cut_at=$(sed -n 's/^bpfprof: python: .* (cut: [0-9]* at [0-9]* frames, \([0-9]*\) at an unreadable frame).*/\1/p' "$T/$name.err")
+		total=$(folded_total "$T/$name.folded")
+		native=$(sum_matching "$T/$name.folded" '^python3\.[0-9]+;_start;.*(Py_BytesMain|Py_RunMain).*;victim \(py_scribble\.py:[0-9]+\)')
+		if [ $rc = 0 ] && [ $prc = 0 ] && [ "${cut_at:-0}" -gt 0 ] && [ -n "$total" ] && within "$(share "$native" "$total")" 90 100; then
+			ok "$py, frame chain scribbled ($mode): $cut_at walks cut at an unreadable frame; $(share "$native" "$total")% of $total samples keep their native stack to victim()"
+		else
+			not_ok "$py, scribbled ($mode): bpfprof rc $rc, workload rc $prc, cut ${cut_at:-none}, $native of $total with native frames"
+			top "$T/$name.folded"; diag "$T/$name.err"
+		fi
+	done
+done
+
+# 7. A version bpfprof does not read: said once, counted, native frames kept.
+py39=/root/.pyenv/versions/3.9.18/bin/python3.9
+if [ -x $py39 ]; then
+	run_py old $py39 $PYW/py_split.py $((RUN_S)) "$T/old.ready"
+	while [ ! -e "$T/old.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+	$BPFPROF -F 999 -d 2 -p $PID -o "$T/old.folded" 2> "$T/old.err"
+	rc=$?
+	wait $PID
+	warned=$(grep -c "^bpfprof: warning: Python 3.9 ('.*'): its frames are not read" "$T/old.err")
+	unread=$(sed -n 's/^bpfprof: python: .* \([0-9]*\) of a version not read;.*/\1/p' "$T/old.err")
+	old_ok() {
+		[ $rc = 0 ] && [ "$warned" = 1 ] && [ "${unread:-0}" -gt 100 ] &&
+			[ "$(sum_matching "$T/old.folded" 'py_split\.py')" = 0 ]
+	}
+	check "3.9: one warning line, ${unread:-no} samples counted as of a version not read, no Python frames, exit 0" \
+		old_ok
+else
+	echo "# no Python 3.9 build: the unsupported version is not checked"
+fi
+
+# 8. --no-python: native frames only, and no Python summary.
+run_py nopy /usr/bin/python3.11 $PYW/py_split.py 3 "$T/nopy.ready"
+while [ ! -e "$T/nopy.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+$BPFPROF -F 999 -d 1 -p $PID --no-python -o "$T/nopy.folded" 2> "$T/nopy.err"
+wait $PID
+nopy_ok() {
+	[ "$(sum_matching "$T/nopy.folded" 'py_split\.py')" = 0 ] &&
+		[ "$(sum_matching "$T/nopy.folded" '_PyEval_EvalFrameDefault')" -gt 0 ] &&
+		! grep -q '^bpfprof: python:' "$T/nopy.err"
+}
+check "--no-python: no Python frames, _PyEval_EvalFrameDefault stays, no python line in the summary" nopy_ok

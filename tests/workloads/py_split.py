@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# A Python workload with a known split: alpha and beta call the same work()
+# 2n and n times, in rounds (alpha twice, then beta once), for SECONDS. It
+# measures the thread CPU time it spends inside each, and at its end
+# prints "alpha_ns BETA_NS": the split a profiler should find, whatever
+# the CPU and however loaded the machine.
+#
+# usage: python3 py_split.py SECONDS [READY_FILE]
+import sys
+import time
+
+
+def work():
+    s = 0
+    for i in range(3000):
+        s = (s * 31 + i) & 0xFFFF
+    return s
+
+
+def alpha():
+    work()
+    work()
+
+
+def beta():
+    work()
+
+
+def main():
+    seconds = float(sys.argv[1])
+    if len(sys.argv) > 2:
+        open(sys.argv[2], "w").close()
+    clock = time.thread_time_ns
+    spent = {"alpha": 0, "beta": 0}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = clock()
+        alpha()
+        t1 = clock()
+        beta()
+        t2 = clock()
+        spent["alpha"] += t1 - t0
+        spent["beta"] += t2 - t1
+    print(spent["alpha"], spent["beta"])
+
+
+main()
