@@ -82,7 +82,7 @@ callgrind_annotate "$T/callgrind.out.split0" > "$T/annotate.txt" 2> "$T/annotate
 check "callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
 	grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"
 # A Python frame's fill: blue over red and green.
-awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { getline; for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
+awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
 	"$T/split0.svg" | head -1 > "$T/fill"
 fill=$(cat "$T/fill")
 if [[ $fill =~ ^#[0-9a-f]{6}$ ]] && [ $((16#${fill:5:2})) -gt $((16#${fill:1:2})) ] &&

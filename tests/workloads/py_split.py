@@ -12,7 +12,7 @@ import time
 
 def work():
     s = 0
-    for i in range(3000):
+    for i in range(40000):
         s = (s * 31 + i) & 0xFFFF
     return s
 
