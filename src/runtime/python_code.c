@@ -173,7 +173,7 @@ static int line_310(const uint8_t *t, size_t len, int line, uint64_t addr)
 		if (ldelta != -128)
 			line += ldelta;
 		if (addr >= start && addr < end)
-			return ldelta == -128 ? -1 : line;
+			return ldelta == -128 || line < 0 ? -1 : line;
 	}
 	return -1;
 }
