@@ -252,7 +252,8 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # try), its table in tests/bench/results.md; then --unwind auto, fp and
 # dwarf against perf --call-graph dwarf (some 15 minutes), in
 # tests/bench/unwind.md; then whole stacks by program and the unwind tables'
-# cost (some 6 minutes), in tests/bench/walk.md.
+# cost (some 6 minutes), in tests/bench/walk.md; then Python frames against
+# --no-python on the same samples (some 4 minutes), in tests/bench/python.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -264,6 +265,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/run.sh
 	O=$(O) bash tests/bench/unwind.sh
 	O=$(O) bash tests/bench/walk.sh
+	O=$(O) bash tests/bench/python.sh
 
 # Fuzzing ---------------------------------------------------------------------
 
@@ -280,7 +282,7 @@ FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanit
 # The readers, and what they need to build a profile and write it folded.
 FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dwarf \
 		symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband util intern profile \
-		output/out_folded symbols/demangle symbols/cfi_rows))
+		output/out_folded symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

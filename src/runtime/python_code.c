@@ -196,11 +196,14 @@ static uint64_t varint(const uint8_t *t, size_t len, size_t *i)
 	return v;
 }
 
+/* A signed varint, its size held to a line number's: a table's sum of them cannot overflow. */
 static int64_t svarint(const uint8_t *t, size_t len, size_t *i)
 {
-	uint64_t v = varint(t, len, i);
+	uint64_t v = varint(t, len, i), m = v >> 1;
 
-	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+	if (m > INT32_MAX)
+		m = INT32_MAX;
+	return v & 1 ? -(int64_t)m : (int64_t)m;
 }
 
 /*

@@ -15,7 +15,7 @@ CC=${CC:-cc}
 CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
-for t in elf dwarf procmaps kallsyms perfmap sideband cfi; do
+for t in elf dwarf procmaps kallsyms perfmap sideband cfi python; do
 	mkdir -p "$dir/$t"
 done
 
