@@ -130,6 +130,8 @@ both() {
 	done
 	put "ns.python" "$(cat "$d/0.ns")"
 	put "ns.native" "$(cat "$d/1.ns")"
+	put "ns.python.$(basename "$(dirname "$(dirname "$py")")")" "$(cat "$d/0.ns")"
+	put "ns.native.$(basename "$(dirname "$(dirname "$py")")")" "$(cat "$d/1.ns")"
 	put "cpu.python" "$(awk '{ print $1 + $2 }' "$d/python.time" | tail -1)"
 	put "cpu.native" "$(awk '{ print $1 + $2 }' "$d/native.time" | tail -1)"
 	put "share.python" "$(share "$d/python.folded")"
@@ -158,6 +160,13 @@ done
 	echo "| BPF time per sample, ns | $(cell ns.python 0) | $(cell ns.native 0) | $(ratio ns.python ns.native) | <= 2 |"
 	echo "| profiler CPU, s (user + system) | $(cell cpu.python 2) | $(cell cpu.native 2) | $(ratio cpu.python cpu.native) | <= 1.5 |"
 	echo "| Python processes' samples with Python frames, % | $(cell share.python 1) | - | | >= 90 |"
+	echo
+	echo "BPF time per sample by interpreter, ns: Python frames / native only = ratio"
+	echo
+	for py in "${PYTHONS[@]}"; do
+		k=$(basename "$(dirname "$(dirname "$py")")")
+		echo "- $py: $(cell ns.python.$k 0) / $(cell ns.native.$k 0) = $(ratio ns.python.$k ns.native.$k)"
+	done
 } > "$T/table"
 cat "$T/table"
 cp "$T/table" "$RESULTS"
