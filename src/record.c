@@ -632,7 +632,6 @@ static void give_mappings(struct session *ss)
 	for (i = 0; i < ss->sym.procs.nr; i++) {
 		const struct proc *p = ss->sym.procs.procs[i];
 		const struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
-
 		size_t j;
 
 		if (img && (err = sampler_set_mappings(ss->sampler, p->tgid, img->gen, img->maps,

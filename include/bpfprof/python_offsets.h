@@ -26,7 +26,7 @@ const struct py_offsets *python_offsets_known(unsigned version);
 
 /*
  * Whether the ELF file on fd (at path, for its name) holds an interpreter
- * (defines _PyRuntime): 1 with *out filled (out->off.frames PY_FRAMES_NONE
+ * (exports _PyRuntime): 1 with *out filled (out->off.frames PY_FRAMES_NONE
  * for a version not read, out->off.version still said), 0 if not, or a
  * negative errno. The version is the file's Py_Version (3.11 on), else the
  * "pythonX.Y" in its name or soname.

@@ -131,16 +131,16 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 {
 	struct python_file f;
 	struct py_file *e;
-	int err;
 
-	if (!py || find_file(py, key))
-		return py && find_file(py, key);
-	memset(&f, 0, sizeof(f));
+	if (!py)
+		return false;
+	if (find_file(py, key))
+		return true;
 	if (python_file_identify(fd, path, &f) != 1)
 		return false;
 	if (f.off.frames == PY_FRAMES_NONE)
 		warn_version(py, f.off.version, path);
-	if ((err = bpf_map_update_elem(py->files_fd, key, &f, BPF_ANY)))
+	if (bpf_map_update_elem(py->files_fd, key, &f, BPF_ANY))
 		debug("cannot tell the program of the interpreter '%s': %s", path, strerror(errno));
 	ALLOC_GROW(py->files, py->nr_files + 1, py->files_alloc);
 	e = &py->files[py->nr_files];

@@ -148,7 +148,8 @@ static int read_file(Elf *elf, struct interp_file *f)
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh))
 			return -EINVAL;
-		if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB)
+		/* The interpreter exports what bpfprof looks for: the small table is enough. */
+		if (sh.sh_type == SHT_DYNSYM)
 			read_symbols(elf, scn, &sh, f);
 		else if (sh.sh_type == SHT_DYNAMIC)
 			read_soname(elf, scn, &sh, f);

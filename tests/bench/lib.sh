@@ -1,7 +1,33 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
-# The benchmarks' numbers, shared by run.sh and unwind.sh: measurements
-# go into the file $DATA as "KEY VALUE" lines, one per run.
+# What the benchmarks share: progress and failure messages, the BPF time
+# of a profiler's program, and their numbers: measurements go into the
+# file $DATA as "KEY VALUE" lines, one per run.
+
+note() { echo "bench: $*" >&2; }
+die() { note "$*"; exit 1; }
+wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
+
+# bpf_ns PID: until PID exits, the run time per run of its program on perf
+# events (prog_type 7) from its fdinfo, the kernel's bpf_stats; sets BPF_NS.
+bpf_ns() {
+	local f k v type ns cnt
+	BPF_NS=
+	while kill -0 "$1" 2>/dev/null; do
+		for f in /proc/$1/fdinfo/*; do
+			type= ns= cnt=
+			while read -r k v; do
+				case $k in
+				prog_type:) type=$v ;;
+				run_time_ns:) ns=$v ;;
+				run_cnt:) cnt=$v ;;
+				esac
+			done 2>/dev/null < "$f"
+			[ "$type" = 7 ] && [ "${cnt:-0}" -gt 0 ] && BPF_NS=$((ns / cnt))
+		done
+		sleep 0.5
+	done
+}
 
 # put KEY VALUE: one measurement; a run that gave no value adds none.
 put() { [ -z "${2:-}" ] || echo "$1 $2" >> "$DATA"; }

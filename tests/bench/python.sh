@@ -30,8 +30,7 @@ DATA=$T/data
 PIDS=()
 STATS_BEFORE=
 
-note() { echo "bench: $*" >&2; }
-die() { note "$*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 cleanup() {
 	local p
@@ -49,7 +48,6 @@ trap 'exit 130' INT TERM HUP
 STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 
-. "$(dirname "$0")/lib.sh"
 
 PYTHONS=(/usr/bin/python3.11)
 for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
@@ -75,28 +73,6 @@ while time.monotonic() < end:
     deep(20, work)
 EOF
 
-# bpf_ns PID FILE: until PID exits, the run time per run of its program on
-# perf events (prog_type 7), from its fdinfo (the kernel's bpf_stats), into FILE.
-bpf_ns() {
-	local f k v type ns cnt last=
-	while kill -0 "$1" 2>/dev/null; do
-		for f in /proc/$1/fdinfo/*; do
-			type= ns= cnt=
-			while read -r k v; do
-				case $k in
-				prog_type:) type=$v ;;
-				run_time_ns:) ns=$v ;;
-				run_cnt:) cnt=$v ;;
-				esac
-			done 2>/dev/null < "$f"
-			[ "$type" = 7 ] && [ "${cnt:-0}" -gt 0 ] && last=$((ns / cnt))
-		done
-		sleep 0.5
-	done
-	echo "$last" > "$2"
-}
-wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
-
 # share FILE: % of the python processes' samples in FILE with a Python frame (a "(busy.py:" one).
 share() {
 	awk '/^python/ { n = $NF; t += n; if (/\(busy\.py:/) p += n }
@@ -118,7 +94,7 @@ both() {
 	done
 	sleep 0.2
 	for m in 0 1; do
-		bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)" "$d/$m.ns" &
+		(bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)"; echo "$BPF_NS" > "$d/$m.ns") &
 	done
 	wait_for_pids "${pids[@]}"
 	wait "${pids[@]}"

@@ -49,8 +49,7 @@ DATA=$T/data
 PIDS=()
 STATS_BEFORE=
 
-note() { echo "bench: $*" >&2; }
-die() { note "$*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # Everything started here is stopped by its pid; bpf_stats goes back to what it was.
 cleanup() {
@@ -92,8 +91,6 @@ check_machine() {
 nap() { read -r -t "$1" -u "$NEVER" _; }
 
 # Numbers ---------------------------------------------------------------------
-
-. "$(dirname "$0")/lib.sh"
 
 # yes_no EXPR: "yes" or "no" as the awk expression is true; "n/a" on a "-" in it.
 yes_no() {

@@ -34,8 +34,7 @@ DATA=$T/data
 PIDS=()
 STATS_BEFORE=
 
-note() { echo "bench: $*" >&2; }
-die() { note "$*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 cleanup() {
 	local p
@@ -63,10 +62,6 @@ RECORD_HEAD=$(printf '#include <stddef.h>\n#include <stdio.h>\n#include <linux/t
 	cc -Iinclude -x c -o "$T/head" - && "$T/head") || die "cannot compile against include/bpfprof/sample.h"
 RING_BYTES=$((RECORD_HEAD + STACK_SIZE + 8))
 
-# Numbers (as run.sh) ----------------------------------------------------------
-
-. "$(dirname "$0")/lib.sh"
-
 # Processes --------------------------------------------------------------------
 
 # start_workloads SUFFIX: split and qsort (SUFFIX -nofp or none), one per CPU; sets WPIDS "A,B".
@@ -86,27 +81,6 @@ stop_workloads() {
 
 # cpu FILE: user + system seconds from /usr/bin/time -f '%U %S'.
 cpu() { tail -1 "$1" | awk '{ print $1 + $2 }'; }
-
-# bpf_ns PID: until PID exits, the run time per run of its program on perf
-# events (prog_type 7) from its fdinfo, the kernel's bpf_stats; sets BPF_NS.
-bpf_ns() {
-	local f k v type ns cnt
-	BPF_NS=
-	while kill -0 "$1" 2>/dev/null; do
-		for f in /proc/$1/fdinfo/*; do
-			type= ns= cnt=
-			while read -r k v; do
-				case $k in
-				prog_type:) type=$v ;;
-				run_time_ns:) ns=$v ;;
-				run_cnt:) cnt=$v ;;
-				esac
-			done 2>/dev/null < "$f"
-			[ "$type" = 7 ] && [ "${cnt:-0}" -gt 0 ] && BPF_NS=$((ns / cnt))
-		done
-		sleep 0.5
-	done
-}
 
 # Runs -------------------------------------------------------------------------
 
@@ -223,7 +197,6 @@ both_run() {
 	note "  auto and fp at once, whole machine: BPF $(cat "$d/auto.ns" 2>/dev/null) and $(cat "$d/fp.ns" 2>/dev/null) ns a sample"
 	rm -rf "$d"
 }
-wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
 
 run() {
 	case $1 in

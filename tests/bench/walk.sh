@@ -27,8 +27,7 @@ MODES="auto dwarf fp"
 
 T=$(mktemp -d /tmp/bpfprof-walk.XXXXXX)
 PIDS=()
-note() { echo "bench: $*" >&2; }
-die() { note "$*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
