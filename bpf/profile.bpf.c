@@ -381,7 +381,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct sample_stats *st;
 	struct sample_key key;
 	__u32 *gen, walked = 0;
-	int cause = -1;
+	int cause = -1, py_cause;
 	bool user_mode;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -431,8 +431,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			store_walked(set, &key, st, &cause);
 		else
 			st->v[STAT_USTACK_NONE]++;
-		walk_python(&key, st);
-		store_python(set, &key, st, &cause);
+		if (python_frames) {
+			py_cause = python_sample(&key, set, st);
+			/*
+			 * The verifier knows nothing of what a global function
+			 * returns: bounded where it sees it (-1, none, is 3 then).
+			 */
+			_Static_assert(CAUSE_MAX == 3, "the mask below is CAUSE_MAX");
+			asm volatile("%[c] &= 3" : [c] "+r"(py_cause));
+			if (py_cause < CAUSE_MAX)
+				cause = py_cause;
+		}
 	}
 	if (cause < 0 && !count(set, &key)) {
 		st->v[STAT_COUNTS_FULL]++;
