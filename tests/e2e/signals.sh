@@ -182,62 +182,69 @@ check "stdout closed: no bpfprof program left loaded (${left:-none})" [ -z "$lef
 
 # 4. The targets vanish: the run ends with what it sampled, exit 0.
 kill $stacks
-# -p: every one of two processes.
-start_workload spin 1 short 1
+# -p: every one of two processes. They end 1 and 2 s after bpfprof samples
+# (its start takes a second on a loaded machine: a fixed life would be eaten).
+start_workload spin 60 short 1
 short=$!
-start_workload spin 2 longer 1
+start_workload spin 60 longer 1
 longer=$!
-start=$(date +%s%N)
-$BPFPROF -F 499 -p $short,$longer -o "$T/short.folded" 2> "$T/short.err" &
+$BPFPROF -v -F 499 -p $short,$longer -o "$T/short.folded" 2> "$T/short.err" &
 prof=$!
-sleep 0.5
 watch $prof
+wait_attached "$T/short.err" $prof
+start=$(date +%s%N)
+(sleep 1; kill $short; sleep 1; kill $longer) &
 wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/short.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 5000 ] && within "${total:-0}" 100 1500 &&
+if [ $rc = 0 ] && [ "$elapsed" -lt 4000 ] && within "${total:-0}" 100 1500 &&
    grep -q '^longer;' "$T/short.folded"; then
-	ok "-p A,B exiting after 1 and 2 s: run ends in ${elapsed} ms with $total samples, exit 0"
+	ok "-p A,B exiting 1 and 2 s into the run: it ends ${elapsed} ms in with $total samples, exit 0"
 else
-	not_ok "-p A,B exiting after 1 and 2 s: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/short.err"
+	not_ok "-p A,B exiting 1 and 2 s into the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/short.err"
 fi
 left_nothing "-p targets gone"
 
-# -t: a thread.
-start_workload spin 1.5 thread 1
+# -t: a thread, ending 1.5 s after bpfprof samples.
+start_workload spin 60 thread 1
 thread=$!
+$BPFPROF -v -F 499 -t $thread -o "$T/tid.folded" 2> "$T/tid.err" &
+prof=$!
+wait_attached "$T/tid.err" $prof
 start=$(date +%s%N)
-$BPFPROF -F 499 -t $thread -o "$T/tid.folded" 2> "$T/tid.err"
+(sleep 1.5; kill $thread) &
+wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/tid.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 4500 ] && within "${total:-0}" 100 750; then
-	ok "-t target exits after 1.5 s: run ends in ${elapsed} ms with $total samples, exit 0"
+if [ $rc = 0 ] && [ "$elapsed" -lt 3500 ] && within "${total:-0}" 100 750; then
+	ok "-t target exits 1.5 s into the run: it ends ${elapsed} ms in with $total samples, exit 0"
 else
-	not_ok "-t target exits after 1.5 s: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/tid.err"
+	not_ok "-t target exits 1.5 s into the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/tid.err"
 fi
 
 # --cgroup: removed once its one process has exited.
 CGROUP_DIR=$CGROUP_ROOT/bpfprof-test-sig-$$
 mkdir "$CGROUP_DIR"
-# 2 s of work: under load, bpfprof's start (every file's unwind table first) takes a part of it.
-start_workload spin 2 incg 1
-echo $! > "$CGROUP_DIR/cgroup.procs"
-(sleep 2.5; rmdir "$CGROUP_DIR") &
-start=$(date +%s%N)
-$BPFPROF -F 499 --cgroup "$CGROUP_DIR" -o "$T/cg.folded" 2> "$T/cg.err" &
+# Its process ends 1 s after bpfprof samples, the cgroup 0.5 s later.
+start_workload spin 60 incg 1
+incg=$!
+echo $incg > "$CGROUP_DIR/cgroup.procs"
+$BPFPROF -v -F 499 --cgroup "$CGROUP_DIR" -o "$T/cg.folded" 2> "$T/cg.err" &
 prof=$!
-sleep 0.5
 watch $prof
+wait_attached "$T/cg.err" $prof
+start=$(date +%s%N)
+(sleep 1; kill $incg; sleep 0.5; rmdir "$CGROUP_DIR") &
 wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/cg.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 5500 ] && within "${total:-0}" 100 1250 &&
+if [ $rc = 0 ] && [ "$elapsed" -lt 3500 ] && within "${total:-0}" 100 1250 &&
    [ "$(sum_matching "$T/cg.folded" '^incg;')" = "$total" ]; then
-	ok "--cgroup removed during the run: run ends in ${elapsed} ms with $total samples, exit 0"
+	ok "--cgroup removed 1.5 s into the run: it ends ${elapsed} ms in with $total samples, exit 0"
 else
-	not_ok "--cgroup removed during the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/cg.err"
+	not_ok "--cgroup removed 1.5 s into the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/cg.err"
 fi
 left_nothing "--cgroup gone"
