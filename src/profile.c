@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bpfprof/profile.h"
+#include "bpfprof/python_code.h"
 
 void profile_init(struct profile *p)
 {
@@ -546,21 +547,6 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* A Python file as frames show it: its name, with its package's for __init__.py and __main__.py. */
-static const char *python_file_shown(const char *path)
-{
-	const char *name = basename_of(path);
-
-	if (name - path >= 2 && (!strcmp(name, "__init__.py") || !strcmp(name, "__main__.py"))) {
-		const char *dir = name - 2;
-
-		while (dir > path && dir[-1] != '/')
-			dir--;
-		return dir;
-	}
-	return name;
-}
-
 void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct strbuf *sb)
 {
 	const struct prof_location *loc = &p->locations[id];
@@ -573,7 +559,7 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 
 		strbuf_addstr(sb, profile_str(p, f->name));
 		if (loc->kind == FRAME_PYTHON)
-			strbuf_addf(sb, " (%s:%u)", python_file_shown(profile_str(p, f->filename)),
+			strbuf_addf(sb, " (%s:%u)", python_short_file(profile_str(p, f->filename)),
 				    f->start_line);
 		return;
 	}

@@ -54,4 +54,11 @@ uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info 
 int python_linetable_line(int frames, const uint8_t *table, size_t len, int firstlineno,
 			  uint64_t addr);
 
+/*
+ * A file as a frame shows it: its base name, or for a package's
+ * __init__.py and __main__.py its folder's too ("pkg/__init__.py"). A
+ * suffix of path.
+ */
+const char *python_short_file(const char *path);
+
 #endif

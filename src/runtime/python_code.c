@@ -159,8 +159,11 @@ void python_code_release(struct py_code_info *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* 3.10 (PEP 626): (bytes, line delta) pairs; a delta of -128 is "no line". */
-static int line_310(const uint8_t *t, size_t len, int line, uint64_t addr)
+/*
+ * 3.10 (PEP 626): (bytes, line delta) pairs; a delta of -128 is "no line".
+ * The line is 64 bits: a hostile first line near INT_MAX cannot overflow it.
+ */
+static int line_310(const uint8_t *t, size_t len, int64_t line, uint64_t addr)
 {
 	uint64_t start, end = 0;
 	size_t i;
@@ -173,7 +176,7 @@ static int line_310(const uint8_t *t, size_t len, int line, uint64_t addr)
 		if (ldelta != -128)
 			line += ldelta;
 		if (addr >= start && addr < end)
-			return ldelta == -128 || line < 0 ? -1 : line;
+			return ldelta == -128 || line < 0 || line > INT32_MAX ? -1 : (int)line;
 	}
 	return -1;
 }
@@ -266,4 +269,23 @@ uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info 
 	}
 	line = python_linetable_line(o->frames, c->linetable, c->linetable_len, c->firstlineno, addr);
 	return line > 0 ? (uint32_t)line : c->firstlineno;
+}
+
+const char *python_short_file(const char *path)
+{
+	const char *name = strrchr(path, '/'), *dir;
+
+	if (!name)
+		return path;
+	name++;
+	if (strcmp(name, "__init__.py") && strcmp(name, "__main__.py"))
+		return name;
+	/* Back over the slash (or slashes) before name, then over the folder's name. */
+	for (dir = name - 1; dir > path && dir[-1] == '/'; dir--)
+		;
+	if (dir == path)
+		return name;
+	while (dir > path && dir[-1] != '/')
+		dir--;
+	return dir;
 }

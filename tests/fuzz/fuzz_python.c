@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * A CPython process's memory, as hostile as can be: the first byte picks a
- * version's layout (3.10 to 3.13); the rest is both a line table and the
- * memory a code object is read from (at FAKE_BASE, the object at its
- * start, whatever its pointers point at). Names must come out as text with
- * no control character; lines as a line, or -1 from the table alone.
+ * version's layout (3.10 to 3.13); the rest is both a line table (read as
+ * each layout's) and the memory a code object is read from (at FAKE_BASE,
+ * the object at its start, whatever its pointers point at). Names must
+ * come out as text with no control character; lines as a line, or -1 from
+ * the table alone.
  */
 #include <errno.h>
 #include <string.h>
@@ -36,6 +37,28 @@ static void check_text(const char *s)
 		FUZZ_CHECK((unsigned char)*s >= 0x20 && *s != 0x7f);
 }
 
+/*
+ * The bytes as a line table of each layout (3.11 to 3.13 share one), from
+ * a first line of 1 and of the largest a hostile process can give; an
+ * address past every entry decodes them all.
+ */
+static void check_tables(const uint8_t *data, size_t size)
+{
+	static const int firsts[] = { 1, INT32_MAX };
+	int layout;
+	unsigned i;
+	uint64_t addr;
+
+	for (layout = PY_FRAMES_310; layout <= PY_FRAMES_311; layout++)
+		for (i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
+			for (addr = 0; addr < 64; addr += 6)
+				FUZZ_CHECK(python_linetable_line(layout, data, size, firsts[i],
+								 addr) >= -1);
+			FUZZ_CHECK(python_linetable_line(layout, data, size, firsts[i], UINT64_MAX) ==
+				   -1);
+		}
+}
+
 int fuzz_python(const uint8_t *data, size_t size)
 {
 	const struct py_offsets *o;
@@ -50,8 +73,7 @@ int fuzz_python(const uint8_t *data, size_t size)
 	FUZZ_CHECK(o != NULL);
 	m.data = data + 1;
 	m.size = size - 1;
-	for (addr = 0; addr < 64; addr += 6)
-		FUZZ_CHECK(python_linetable_line(o->frames, m.data, m.size, 1, addr) >= -1);
+	check_tables(m.data, m.size);
 	/* The object's type is what the caller says PyCode_Type is: let the reader go on. */
 	if (m.size >= o->object_type + 8u)
 		memcpy(&type, m.data + o->object_type, sizeof(type));
