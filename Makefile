@@ -339,7 +339,7 @@ DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-
 	     libiberty-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
-	     fonts-dejavu-core elfutils libc6-dbg nodejs linux-perf bpftrace time
+	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).

@@ -13,8 +13,10 @@
 #include "bpfprof/py_frames.h"
 
 /*
- * PyASCIIObject.state's bit fields, the same from 3.10 to 3.13: interned
- * (2 bits), kind (3: 1, 2 or 4 bytes a code point), compact, ascii.
+ * PyASCIIObject.state's bit fields, the same from 3.10 to 3.13 (their
+ * DW_AT_data_bit_offset and DW_AT_bit_size in each build): interned 0-1,
+ * kind 2-4 (1, 2 or 4 bytes a code point), compact 5, ascii 6; bit 7 is
+ * ready in 3.10 and 3.11, statically_allocated in 3.12 and 3.13.
  */
 #define PY_UNICODE_KIND_SHIFT 2
 #define PY_UNICODE_KIND_MASK 7
@@ -26,10 +28,14 @@ const struct py_offsets *python_offsets_known(unsigned version);
 
 /*
  * Whether the ELF file on fd (at path, for its name) holds an interpreter
- * (exports _PyRuntime): 1 with *out filled (out->off.frames PY_FRAMES_NONE
- * for a version not read, out->off.version still said), 0 if not, or a
- * negative errno. The version is the file's Py_Version (3.11 on), else the
- * "pythonX.Y" in its name or soname.
+ * (defines the object _PyRuntime, in .dynsym; in .symtab too for a file
+ * whose name or soname says "pythonX.Y"): 1 with *out filled, 0 if not,
+ * or a negative errno. The version is the file's Py_Version (3.11 on),
+ * else 3.10 if it exports Py_NewRef, else the "pythonX.Y" of its soname or
+ * name. out->off.frames is PY_FRAMES_NONE, out->off.version still said,
+ * for a version or a build bpfprof does not read: not in the table, a
+ * 32-bit or big-endian file, a Py_TRACE_REFS build (3.10-3.12), a
+ * free-threaded 3.13, offsets a frame or code read cannot reach.
  */
 int python_file_identify(int fd, const char *path, struct python_file *out);
 

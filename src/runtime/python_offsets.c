@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
-#include <stdio.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,8 +12,11 @@
 #define NONE PY_NO_MEMBER
 
 /*
- * x86-64, from each version's headers; tests/unit/test_python_offsets.c
- * checks every member against the DWARF of a build of each.
+ * x86-64 (LP64), from each version's headers; tests/unit/test_python_offsets.c
+ * checks every member against the DWARF of a build of each. What moves:
+ * 3.11 walks _PyInterpreterFrames through tstate->cframe, 3.12 moves the
+ * code pointer to a frame's start and drops a str's wstr (smaller str
+ * headers), 3.13 drops cframe and grows the runtime and interpreter states.
  */
 static const struct py_offsets known[] = {
 	{
@@ -80,48 +83,105 @@ const struct py_offsets *python_offsets_known(unsigned version)
 struct interp_file {
 	uint64_t runtime, code_type, py_version;	/* symbols' vaddrs; 0: none */
 	uint64_t text_bias;		/* the executable segment's vaddr - offset */
+	bool new_ref;			/* exports Py_NewRef: 3.10 or later */
+	bool trace_refs;		/* exports _Py_ForgetReference: objects grow a list head */
+	bool native;			/* 64-bit little-endian, as the table's numbers */
+	bool msb;			/* big-endian: how Py_Version reads */
 	char soname[64];
 };
 
+/* A section's bytes, uncompressed, within max; NULL if none. */
+static Elf_Data *section_data(Elf_Scn *scn, uint64_t max)
+{
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED))
+		return NULL;
+	return elf_section_data(scn, max);
+}
+
+/* The string at off in a string table's data, or NULL if it does not end inside. */
+static const char *string_at(const Elf_Data *d, uint64_t off)
+{
+	const char *s = d->d_buf;
+
+	if (!s || off >= d->d_size || !memchr(s + off, '\0', d->d_size - off))
+		return NULL;
+	return s + off;
+}
+
+static void note_symbol(struct interp_file *f, const char *name, const GElf_Sym *s)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	if (type == STT_OBJECT && !strcmp(name, "_PyRuntime"))
+		f->runtime = s->st_value;
+	else if (type == STT_OBJECT && !strcmp(name, "PyCode_Type"))
+		f->code_type = s->st_value;
+	else if (type == STT_OBJECT && !strcmp(name, "Py_Version"))
+		f->py_version = s->st_value;
+	else if (type == STT_FUNC && !strcmp(name, "Py_NewRef"))
+		f->new_ref = true;
+	else if (type == STT_FUNC && !strcmp(name, "_Py_ForgetReference"))
+		f->trace_refs = true;
+}
+
+/* The symbols of one table (.dynsym or .symtab) bpfprof looks for. */
 static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct interp_file *f)
 {
-	Elf_Data *d = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
-	size_t i, n;
+	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *d = section_data(scn, ELF_MAX_SYMTAB_BYTES);
+	Elf_Data *names = section_data(elf_getscn(elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
 
-	if (!d || !sh->sh_entsize)
+	if (!d || !names || !entsize)
 		return;
-	n = d->d_size / sh->sh_entsize;
+	n = d->d_size / entsize;
 	for (i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
 
-		if (!gelf_getsym(d, i, &s) || !s.st_value || s.st_shndx == SHN_UNDEF ||
-		    !(name = elf_strptr(elf, sh->sh_link, s.st_name)))
-			continue;
-		if (!strcmp(name, "_PyRuntime"))
-			f->runtime = s.st_value;
-		else if (!strcmp(name, "PyCode_Type"))
-			f->code_type = s.st_value;
-		else if (!strcmp(name, "Py_Version"))
-			f->py_version = s.st_value;
+		if (gelf_getsym(d, i, &s) && s.st_value && s.st_shndx != SHN_UNDEF &&
+		    (name = string_at(names, s.st_name)))
+			note_symbol(f, name, &s);
 	}
 }
 
 static void read_soname(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct interp_file *f)
 {
-	Elf_Data *d = elf_section_data(scn, 1 << 20);
-	size_t i;
+	size_t i, n, entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+	Elf_Data *d = section_data(scn, 1 << 20);
+	Elf_Data *names = section_data(elf_getscn(elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
 	GElf_Dyn dyn;
 	const char *s;
 
-	for (i = 0; d && sh->sh_entsize && i < d->d_size / sh->sh_entsize; i++)
+	if (!d || !names || !entsize)
+		return;
+	n = d->d_size / entsize;
+	for (i = 0; i < n; i++)
 		if (gelf_getdyn(d, i, &dyn) && dyn.d_tag == DT_SONAME &&
-		    (s = elf_strptr(elf, sh->sh_link, dyn.d_un.d_val)))
+		    (s = string_at(names, dyn.d_un.d_val)))
 			snprintf(f->soname, sizeof(f->soname), "%s", s);
 }
 
-/* Bytes at vaddr from the file's loaded contents; false if not all there. */
-static bool read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
+/* The symbol tables of type (SHT_DYNSYM or SHT_SYMTAB), and the soname: 0 or -EINVAL. */
+static int read_sections(Elf *elf, Elf64_Word type, struct interp_file *f)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			return -EINVAL;
+		if (sh.sh_type == type)
+			read_symbols(elf, scn, &sh, f);
+		else if (sh.sh_type == SHT_DYNAMIC && type == SHT_DYNSYM)
+			read_soname(elf, scn, &sh, f);
+	}
+	return 0;
+}
+
+/* The executable segment's vaddr - offset; false if the file has none. */
+static bool text_bias(Elf *elf, uint64_t *bias)
 {
 	size_t i, n;
 	GElf_Phdr ph;
@@ -129,58 +189,92 @@ static bool read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 	if (elf_getphdrnum(elf, &n))
 		return false;
 	for (i = 0; i < n && i < ELF_MAX_SEGMENTS; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
-		    vaddr - ph.p_vaddr + len > ph.p_filesz)
-			continue;
-		return pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) == (ssize_t)len;
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			*bias = ph.p_vaddr - ph.p_offset;
+			return true;
+		}
 	}
 	return false;
 }
 
-static int read_file(Elf *elf, struct interp_file *f)
+/* Bytes at vaddr from the file's initialized data: 1, 0 if not all there, or -errno. */
+static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Phdr ph;
 	size_t i, n;
-	bool text = false;
+	GElf_Phdr ph;
+	uint64_t in;
+	ssize_t got;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			return -EINVAL;
-		/* The interpreter exports what bpfprof looks for: the small table is enough. */
-		if (sh.sh_type == SHT_DYNSYM)
-			read_symbols(elf, scn, &sh, f);
-		else if (sh.sh_type == SHT_DYNAMIC)
-			read_soname(elf, scn, &sh, f);
-	}
 	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (i = 0; i < n && i < ELF_MAX_SEGMENTS && !text; i++) {
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-			f->text_bias = ph.p_vaddr - ph.p_offset;
-			text = true;
-		}
+		return 0;
+	for (i = 0; i < n && i < ELF_MAX_SEGMENTS; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr)
+			continue;
+		in = vaddr - ph.p_vaddr;
+		/* Written so that no sum wraps, whatever the headers and symbols say. */
+		if (in > ph.p_filesz || len > ph.p_filesz - in || ph.p_offset > INT64_MAX - in)
+			continue;
+		got = pread(fd, buf, len, ph.p_offset + in);
+		if (got < 0)
+			return -errno;
+		return got == (ssize_t)len;
 	}
-	return text ? 0 : -ENOEXEC;
+	return 0;
 }
 
 /* "python3.11" in a name (a binary's or a library's), as 0x030b; 0 if none. */
 static unsigned version_in_name(const char *name)
 {
 	const char *p = name;
-	unsigned major, minor;
+	unsigned long major, minor;
 	char *end;
 
 	while ((p = strstr(p, "python"))) {
 		p += 6;
-		major = strtoul(p, &end, 10);
-		if (end == p || *end != '.' || major > 9)
+		if (*p < '0' || *p > '9')
 			continue;
+		major = strtoul(p, &end, 10);
+		if (*end != '.' || end[1] < '0' || end[1] > '9' || major > 9)
+			continue;
+		/* What follows the minor ("d", "-config", ".so") says nothing of the layout. */
 		minor = strtoul(end + 1, &end, 10);
 		if (minor < 256)
 			return major << 8 | minor;
 	}
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * major << 8 | minor: the file's Py_Version (PY_VERSION_HEX, 3.11 on),
+ * else 3.10 if it exports Py_NewRef (new in 3.10), else the name's; 0 if
+ * nothing says.
+ */
+static int file_version(Elf *elf, int fd, const char *path, const struct interp_file *f,
+			unsigned *version)
+{
+	uint8_t v[4];
+	int rc;
+
+	*version = 0;
+	if (f->py_version) {
+		if ((rc = read_vaddr(elf, fd, f->py_version, v, sizeof(v))) < 0)
+			return rc;
+		if (rc)
+			*version = f->msb ? v[0] << 8 | v[1] : v[3] << 8 | v[2];
+	} else if (f->new_ref) {
+		*version = 0x030a;
+	}
+	if (!*version)
+		*version = version_in_name(f->soname);
+	if (!*version)
+		*version = version_in_name(base_name(path));
 	return 0;
 }
 
@@ -205,48 +299,72 @@ struct debug_offsets_313 {
 	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
 };
 
-/* An offset as a u16 member, or false if it does not fit (a hostile file). */
-static bool set(__u16 *member, uint64_t v)
+/*
+ * An offset the interpreter publishes, as a u16 member: false unless a
+ * field of width bytes there lies inside the struct of size bytes it
+ * also publishes (a hostile or garbled file says anything).
+ */
+static bool take(__u16 *member, uint64_t off, unsigned width, uint64_t size)
 {
-	if (v >= PY_NO_MEMBER)
+	if (off >= PY_NO_MEMBER || off + width > size)
 		return false;
-	*member = v;
+	*member = off;
 	return true;
 }
 
-/*
- * The offsets 3.13 publishes, over the table's (which has what they do
- * not say: the size of a compact non-ASCII string's header). False if the
- * file's are not 3.13's.
- */
-static bool published_offsets(Elf *elf, int fd, uint64_t runtime, struct py_offsets *o)
+static bool take_walk(struct py_offsets *o, const struct debug_offsets_313 *d)
 {
-	struct debug_offsets_313 d;
+	return take(&o->runtime_interpreters_head, d->runtime_state.interpreters_head, 8,
+		    d->runtime_state.size) &&
+	       take(&o->interp_threads_head, d->interpreter_state.threads_head, 8,
+		    d->interpreter_state.size) &&
+	       take(&o->tstate_next, d->thread_state.next, 8, d->thread_state.size) &&
+	       take(&o->tstate_thread_id, d->thread_state.thread_id, 8, d->thread_state.size) &&
+	       take(&o->tstate_frame, d->thread_state.current_frame, 8, d->thread_state.size) &&
+	       take(&o->frame_code, d->interpreter_frame.executable, 8, d->interpreter_frame.size) &&
+	       take(&o->frame_previous, d->interpreter_frame.previous, 8, d->interpreter_frame.size) &&
+	       take(&o->frame_instr, d->interpreter_frame.instr_ptr, 8, d->interpreter_frame.size) &&
+	       take(&o->frame_entry, d->interpreter_frame.owner, 1, d->interpreter_frame.size);
+}
 
-	if (!read_vaddr(elf, fd, runtime, &d, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8) ||
-	    (d.version >> 16) != 0x030d || d.free_threaded)
-		return false;
-	return set(&o->runtime_interpreters_head, d.runtime_state.interpreters_head) &&
-	       set(&o->interp_threads_head, d.interpreter_state.threads_head) &&
-	       set(&o->tstate_next, d.thread_state.next) &&
-	       set(&o->tstate_thread_id, d.thread_state.thread_id) &&
-	       set(&o->tstate_frame, d.thread_state.current_frame) &&
-	       set(&o->frame_code, d.interpreter_frame.executable) &&
-	       set(&o->frame_previous, d.interpreter_frame.previous) &&
-	       set(&o->frame_instr, d.interpreter_frame.instr_ptr) &&
-	       set(&o->frame_entry, d.interpreter_frame.owner) &&
-	       set(&o->code_filename, d.code_object.filename) &&
-	       set(&o->code_name, d.code_object.name) &&
-	       set(&o->code_qualname, d.code_object.qualname) &&
-	       set(&o->code_firstlineno, d.code_object.firstlineno) &&
-	       set(&o->code_linetable, d.code_object.linetable) &&
-	       set(&o->code_code_adaptive, d.code_object.co_code_adaptive) &&
-	       set(&o->object_type, d.pyobject.ob_type) &&
-	       set(&o->bytes_size, d.bytes_object.ob_size) &&
-	       set(&o->bytes_data, d.bytes_object.ob_sval) &&
-	       set(&o->unicode_state, d.unicode_object.state) &&
-	       set(&o->unicode_length, d.unicode_object.length) &&
-	       set(&o->unicode_ascii_data, d.unicode_object.asciiobject_size);
+static bool take_naming(struct py_offsets *o, const struct debug_offsets_313 *d)
+{
+	uint64_t code = d->code_object.size, ascii = d->unicode_object.asciiobject_size;
+
+	return take(&o->code_filename, d->code_object.filename, 8, code) &&
+	       take(&o->code_name, d->code_object.name, 8, code) &&
+	       take(&o->code_qualname, d->code_object.qualname, 8, code) &&
+	       take(&o->code_firstlineno, d->code_object.firstlineno, 4, code) &&
+	       take(&o->code_linetable, d->code_object.linetable, 8, code) &&
+	       take(&o->code_code_adaptive, d->code_object.co_code_adaptive, 1, code) &&
+	       take(&o->object_type, d->pyobject.ob_type, 8, d->pyobject.size) &&
+	       take(&o->bytes_size, d->bytes_object.ob_size, 8, d->bytes_object.size) &&
+	       take(&o->bytes_data, d->bytes_object.ob_sval, 1, d->bytes_object.size) &&
+	       take(&o->unicode_state, d->unicode_object.state, 4, ascii) &&
+	       take(&o->unicode_length, d->unicode_object.length, 8, ascii) &&
+	       take(&o->unicode_ascii_data, ascii, 0, d->unicode_object.size);
+}
+
+/*
+ * 3.13: the offsets the interpreter publishes, over the table's. They do
+ * not say where a compact non-ASCII str's characters start: where this
+ * build's ASCII header ends, plus what the table's compact header adds
+ * to it (utf8_length, utf8). 1; 0 if the file's are not 3.13's of a
+ * build with the GIL, or not sane (o then partly written); or -errno.
+ */
+static int published_offsets(Elf *elf, int fd, uint64_t runtime, struct py_offsets *o)
+{
+	unsigned compact = o->unicode_compact_data - o->unicode_ascii_data;
+	struct debug_offsets_313 d;
+	int rc = read_vaddr(elf, fd, runtime, &d, sizeof(d));
+
+	if (rc <= 0)
+		return rc;
+	if (memcmp(d.cookie, "xdebugpy", 8) || (d.version >> 16) != 0x030d || d.free_threaded ||
+	    !take_walk(o, &d) || !take_naming(o, &d))
+		return 0;
+	return take(&o->unicode_compact_data, o->unicode_ascii_data + compact, 0,
+		    d.unicode_object.size);
 }
 
 /*
@@ -267,44 +385,79 @@ static bool readable(const struct py_offsets *o)
 	       (o->code_qualname == PY_NO_MEMBER || o->code_qualname + 8 <= 512);
 }
 
+/*
+ * The layout of the file's version into *o: the table's (3.13's as the
+ * file publishes it), or none (frames PY_FRAMES_NONE) for a version or a
+ * build bpfprof cannot read. 0 or -errno.
+ */
+static int file_offsets(Elf *elf, int fd, const struct interp_file *f, unsigned version,
+			struct py_offsets *o)
+{
+	const struct py_offsets *known = python_offsets_known(version);
+	int rc = 1;
+
+	/* A Py_TRACE_REFS build's objects start with two more pointers (3.13 says so itself). */
+	if (!known || !f->code_type || !f->native || (f->trace_refs && version < 0x030d))
+		goto none;
+	*o = *known;
+	if (version == 0x030d)
+		rc = published_offsets(elf, fd, f->runtime, o);
+	if (rc < 0)
+		return rc;
+	if (rc && readable(o))
+		return 0;
+none:
+	*o = (struct py_offsets){ .version = version, .frames = PY_FRAMES_NONE };
+	return 0;
+}
+
+/* The symbols and names of the file: 0, or -EINVAL (headers libelf cannot read). */
+static int read_file(Elf *elf, const char *path, struct interp_file *f)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return 0;
+	if (!gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	f->native = eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_ident[EI_DATA] == ELFDATA2LSB;
+	f->msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	/* The interpreter exports what bpfprof looks for: the small table is enough. */
+	if ((err = read_sections(elf, SHT_DYNSYM, f)))
+		return err;
+	/*
+	 * But for one that does not (a static build linked without
+	 * --export-dynamic), named so: only a file a name says is Python
+	 * costs a read of its full table.
+	 */
+	if (!f->runtime &&
+	    (version_in_name(f->soname) || version_in_name(base_name(path))))
+		return read_sections(elf, SHT_SYMTAB, f);
+	return 0;
+}
+
 int python_file_identify(int fd, const char *path, struct python_file *out)
 {
 	struct interp_file f = { 0 };
-	const struct py_offsets *o;
-	unsigned version = 0;
-	uint8_t v[4];
+	unsigned version;
 	Elf *elf;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!(elf = elf_open_fd(fd)))
 		return 0;
-	err = read_file(elf, &f);
-	if (err || !f.runtime) {
-		elf_end(elf);
-		return err == -EINVAL ? err : 0;
-	}
-	/* PY_VERSION_HEX: major in the top byte, minor the next (little-endian here). */
-	if (f.py_version && read_vaddr(elf, fd, f.py_version, v, sizeof(v)))
-		version = v[3] << 8 | v[2];
-	if (!version)
-		version = version_in_name(f.soname);
-	if (!version) {
-		const char *base = strrchr(path, '/');
-
-		version = version_in_name(base ? base + 1 : path);
-	}
+	err = read_file(elf, path, &f);
+	if (err || !f.runtime || !text_bias(elf, &f.text_bias))
+		goto out;
+	if ((err = file_version(elf, fd, path, &f, &version)) ||
+	    (err = file_offsets(elf, fd, &f, version, &out->off)))
+		goto out;
+	out->off.version = version;
 	out->runtime_rel = f.runtime - f.text_bias;
 	out->code_type_rel = f.code_type ? f.code_type - f.text_bias : 0;
-	o = python_offsets_known(version);
-	if (o && f.code_type) {
-		out->off = *o;
-		if (version >= 0x030d && !published_offsets(elf, fd, f.runtime, &out->off))
-			out->off = (struct py_offsets){ 0 };
-	}
-	if (out->off.frames && !readable(&out->off))
-		out->off = (struct py_offsets){ 0 };
-	out->off.version = version;
+	err = 1;
+out:
 	elf_end(elf);
-	return 1;
+	return err;
 }

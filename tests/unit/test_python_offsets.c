@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * The CPython layouts bpfprof reads (python_offsets.c), member by member,
- * against the DWARF of a build of each version: the /root/.pyenv builds
- * (built with -g) where the machine has them. Then python_file_identify on
- * those builds, Debian's python3.11, a version it does not read and a file
- * that is no interpreter; and 3.13's published offsets against its table.
+ * and str's state bits, against the DWARF of a build of each version: the
+ * /root/.pyenv builds (built with -g) where the machine has them, Debian's
+ * python3.11 where python3.11-dbg is installed. Then python_file_identify
+ * on those files (3.13's published offsets must be its table's), on copies
+ * of 3.13 whose published offsets are altered, on files only a .symtab
+ * and a name make interpreters, a version it does not read and files that
+ * are no interpreter.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfprof/python_offsets.h"
@@ -123,15 +131,15 @@ static long size_of(const struct types *t, int type)
 	return t->found[type] ? dwarf_bytesize(&d) : -1;
 }
 
-/* The bit a bit field of PyASCIIObject.state starts at; -1: none. */
-static long state_bit(const struct types *t, const char *field)
+/* Where a bit field of PyASCIIObject.state starts and how wide it is; false: none. */
+static bool state_field(const struct types *t, const char *field, long *bit, long *width)
 {
 	Dwarf_Die s, m;
 	Dwarf_Attribute a;
-	Dwarf_Word bit;
+	Dwarf_Word v;
 
 	if (!t->found[T_ASCII] || dwarf_child((Dwarf_Die *)&t->die[T_ASCII], &m) != 0)
-		return -1;
+		return false;
 	do {
 		const char *name = dwarf_diename(&m);
 
@@ -140,15 +148,30 @@ static long state_bit(const struct types *t, const char *field)
 	} while (dwarf_siblingof(&m, &m) == 0);
 	if (!dwarf_attr(&m, DW_AT_type, &a) || !dwarf_formref_die(&a, &s) || !resolve(&s) ||
 	    dwarf_child(&s, &m) != 0)
-		return -1;
+		return false;
 	do {
 		const char *name = dwarf_diename(&m);
 
-		if (name && !strcmp(name, field) && dwarf_attr(&m, DW_AT_data_bit_offset, &a) &&
-		    !dwarf_formudata(&a, &bit))
-			return bit;
+		if (!name || strcmp(name, field) || !dwarf_attr(&m, DW_AT_data_bit_offset, &a) ||
+		    dwarf_formudata(&a, &v))
+			continue;
+		*bit = v;
+		*width = dwarf_bitsize(&m);
+		return true;
 	} while (dwarf_siblingof(&m, &m) == 0);
-	return -1;
+	return false;
+}
+
+/* A bit field of str's state where python_offsets.h says, shift and mask. */
+static void expect_state_bits(const char *build, const struct types *t, const char *field,
+			      long shift, long mask)
+{
+	long bit = -1, width = -1;
+
+	state_field(t, field, &bit, &width);
+	CHECK(bit == shift && width >= 0 && (1l << width) - 1 == mask,
+	      "%s: str state's %s at bit %ld, %ld wide (python_offsets.h: %ld, mask %#lx)", build,
+	      field, bit, width, shift, mask);
 }
 
 /* Member want of the table against the DWARF's (PY_NO_MEMBER: the version has none). */
@@ -200,43 +223,78 @@ static void check_layout(const char *build, const struct py_offsets *o, const st
 	expect_member(build, "PyVarObject.ob_size", o->bytes_size, member(t, T_VAR, "ob_size"));
 	expect_member(build, "PyBytesObject.ob_sval", o->bytes_data, member(t, T_BYTES, "ob_sval"));
 	expect_member(build, "PyObject.ob_type", o->object_type, member(t, T_OBJECT, "ob_type"));
-	CHECK(state_bit(t, "kind") == PY_UNICODE_KIND_SHIFT &&
-		      state_bit(t, "compact") == __builtin_ctz(PY_UNICODE_COMPACT) &&
-		      state_bit(t, "ascii") == __builtin_ctz(PY_UNICODE_ASCII),
-	      "%s: str state's kind, compact and ascii bits at %ld, %ld, %ld", build,
-	      state_bit(t, "kind"), state_bit(t, "compact"), state_bit(t, "ascii"));
+	expect_state_bits(build, t, "kind", PY_UNICODE_KIND_SHIFT, PY_UNICODE_KIND_MASK);
+	expect_state_bits(build, t, "compact", __builtin_ctz(PY_UNICODE_COMPACT), 1);
+	expect_state_bits(build, t, "ascii", __builtin_ctz(PY_UNICODE_ASCII), 1);
 }
 
-/* _PyRuntime's address less the executable segment's (vaddr - offset), as readelf says. */
-static long long runtime_rel_by_readelf(const char *path)
+/* The layout o against the DWARF of the file at path (a library, or a separate debug file). */
+static void check_dwarf(const char *build, const char *path, const struct py_offsets *o)
 {
-	char cmd[512], *out;
-	unsigned long long sym = 0, off = 0, vaddr = 0;
-	const char *line;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	struct types t;
+
+	if (CHECK(dw != NULL, "%s: DWARF in %s", build, path)) {
+		find_types(dw, &t);
+		check_layout(build, o, &t);
+		dwarf_end(dw);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* readelf's answer, a line of hex numbers, into v[0..n); false if it has not n. */
+static bool readelf_numbers(const char *cmd, unsigned long long *v, int n)
+{
+	char *out = unit_pipe(cmd, "", 0);
+	bool ok = out && (n == 1 ? sscanf(out, "%llx", v) == 1 :
+				   sscanf(out, "%llx %llx", v, v + 1) == 2);
+
+	free(out);
+	return ok;
+}
+
+/* A symbol's address as readelf says (table: --dyn-syms or --syms); 0 if none. */
+static unsigned long long readelf_symbol(const char *path, const char *table, const char *sym)
+{
+	unsigned long long addr = 0;
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "readelf -W %s '%s' | awk '$8 == \"%s\" { print $2; exit }'",
+		 table, path, sym);
+	return readelf_numbers(cmd, &addr, 1) ? addr : 0;
+}
+
+/* A symbol's address less the executable segment's (vaddr - offset), as readelf says; -1: none. */
+static long long rel_by_readelf(const char *path, const char *table, const char *sym)
+{
+	unsigned long long addr = readelf_symbol(path, table, sym), seg[2];
+	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
-		 "readelf -W --dyn-syms '%s' | awk '$8 == \"_PyRuntime\" { print $2; exit }';"
-		 "readelf -W -l '%s' | awk '$1 == \"LOAD\" && / R E / { print $2, $3; exit }'",
-		 path, path);
-	out = unit_pipe(cmd, "", 0);
-	if (!out)
+		 "readelf -W -l '%s' | awk '$1 == \"LOAD\" && / R E / { print $2, $3; exit }'", path);
+	if (!addr || !readelf_numbers(cmd, seg, 2))
 		return -1;
-	line = strchr(out, '\n');
-	if (sscanf(out, "%llx", &sym) != 1 || !line || sscanf(line + 1, "%llx %llx", &off, &vaddr) != 2)
-		sym = 0;
-	free(out);
-	return sym ? (long long)(sym - (vaddr - off)) : -1;
+	return addr - (seg[1] - seg[0]);
+}
+
+/* python_file_identify on the file at path, told its name is name. */
+static int identify_as(const char *path, const char *name, struct python_file *f)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	memset(f, 0xa5, sizeof(*f));
+	if (fd < 0)
+		return -errno;
+	rc = python_file_identify(fd, name, f);
+	close(fd);
+	return rc;
 }
 
 static int identify(const char *path, struct python_file *f)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = python_file_identify(fd, path, f);
-	close(fd);
-	return rc;
+	return identify_as(path, path, f);
 }
 
 static const struct {
@@ -249,60 +307,325 @@ static const struct {
 	{ "3.13.0", "libpython3.13.so.1.0", 0x030d },
 };
 
-void test_python_offsets(void)
+/* A pyenv build: its layout, and what python_file_identify makes of its files. */
+static void check_build(unsigned i)
 {
+	const struct py_offsets *o = python_offsets_known(builds[i].hex);
 	struct python_file f;
 	char path[256];
 	long long rel;
-	size_t i;
 	int rc;
 
-	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
-		const struct py_offsets *o = python_offsets_known(builds[i].hex);
-		struct types t;
-		Dwarf *dw;
-		int fd;
-
-		snprintf(path, sizeof(path), PYENV "%s/lib/%s", builds[i].version, builds[i].lib);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			printf("# %s: not on this machine, not checked\n", path);
-			continue;
-		}
-		CHECK(o != NULL, "%s: the table has %u.%u", builds[i].version, builds[i].hex >> 8,
-		      builds[i].hex & 0xff);
-		if (!(dw = dwarf_begin(fd, DWARF_C_READ))) {
-			CHECK(false, "%s: has DWARF (built with -g)", path);
-			close(fd);
-			continue;
-		}
-		find_types(dw, &t);
-		if (o)
-			check_layout(builds[i].version, o, &t);
-		dwarf_end(dw);
-		close(fd);
-
-		rc = identify(path, &f);
-		rel = runtime_rel_by_readelf(path);
-		CHECK(rc == 1 && f.off.version == builds[i].hex && f.runtime_rel == (uint64_t)rel &&
-			      f.code_type_rel,
-		      "%s: an interpreter, %x, _PyRuntime at %#llx from the code (readelf: %#llx)",
-		      builds[i].lib, f.off.version, (unsigned long long)f.runtime_rel, rel);
-		/* 3.13's offsets come from the file: they must say what the table says. */
-		CHECK(o && !memcmp(&f.off, o, sizeof(*o)),
-		      "%s: the layout read from the file is the table's", builds[i].lib);
+	snprintf(path, sizeof(path), PYENV "%s/lib/%s", builds[i].version, builds[i].lib);
+	if (access(path, R_OK)) {
+		printf("# %s: not on this machine, not checked\n", path);
+		return;
 	}
+	if (!CHECK(o != NULL, "%s: the table has %u.%u", builds[i].version, builds[i].hex >> 8,
+		   builds[i].hex & 0xff))
+		return;
+	check_dwarf(builds[i].version, path, o);
 
-	rc = identify("/usr/bin/python3.11", &f);
-	rel = runtime_rel_by_readelf("/usr/bin/python3.11");
-	CHECK(rc == 1 && f.off.version == 0x030b && f.off.frames == PY_FRAMES_311 &&
-		      f.runtime_rel == (uint64_t)rel,
-	      "Debian's /usr/bin/python3.11: 3.11 by its Py_Version, _PyRuntime at %#llx (readelf: %#llx)",
+	rel = rel_by_readelf(path, "--dyn-syms", "_PyRuntime");
+	rc = identify(path, &f);
+	CHECK(rc == 1 && f.off.version == builds[i].hex &&
+		      f.runtime_rel == (uint64_t)rel &&
+		      f.code_type_rel == (uint64_t)rel_by_readelf(path, "--dyn-syms", "PyCode_Type"),
+	      "%s: an interpreter, %x, _PyRuntime at %#llx from the code (readelf: %#llx)",
+	      builds[i].lib, f.off.version, (unsigned long long)f.runtime_rel, rel);
+	/* 3.13's offsets come from the file: they must say what the table says. */
+	CHECK(!memcmp(&f.off, o, sizeof(*o)), "%s: the layout %s is the table's", builds[i].lib,
+	      builds[i].hex >= 0x030d ? "the file publishes" : "identified");
+
+	/* The binary links the library: it holds no interpreter itself. */
+	snprintf(path, sizeof(path), PYENV "%s/bin/python%u.%u", builds[i].version,
+		 builds[i].hex >> 8, builds[i].hex & 0xff);
+	if (!access(path, R_OK))
+		CHECK(identify(path, &f) == 0, "%s: no interpreter (it links %s)", path,
+		      builds[i].lib);
+}
+
+/* Debian's python3.11: static, stripped; its DWARF, if python3.11-dbg is installed. */
+static void check_debian(void)
+{
+	const char *path = "/usr/bin/python3.11";
+	const struct py_offsets *o = python_offsets_known(0x030b);
+	const unsigned char *id = NULL;
+	char debug[256], *p;
+	struct python_file f;
+	long long rel = rel_by_readelf(path, "--dyn-syms", "_PyRuntime");
+	ssize_t i, n = 0;
+	Elf *elf;
+	int fd, rc;
+
+	rc = identify(path, &f);
+	CHECK(rc == 1 && f.off.version == 0x030b && f.runtime_rel == (uint64_t)rel &&
+		      !memcmp(&f.off, o, sizeof(*o)),
+	      "Debian's %s: 3.11 by its Py_Version, _PyRuntime at %#llx (readelf: %#llx)", path,
 	      (unsigned long long)f.runtime_rel, rel);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf_version(EV_CURRENT);
+	if ((elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL))
+		n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	p = debug + snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/");
+	for (i = 0; i < n && p < debug + sizeof(debug) - 16; i++)
+		p += sprintf(p, i == 0 ? "%02x/" : "%02x", id[i]);
+	strcpy(p, ".debug");
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && !access(debug, R_OK))
+		check_dwarf("Debian's python3.11", debug, o);
+	else
+		printf("# %s: no DWARF (%s; apt-get install python3.11-dbg), not checked\n", path,
+		       n > 0 ? debug : "no build ID");
+}
+
+/*
+ * python_file_identify on a copy of /bin/ls in dir with symbols added
+ * (objcopy --add-symbol's NAME=VALUE,FLAGS each) to its .symtab, told its
+ * name is name; -ENOENT if objcopy made none.
+ */
+static int identify_with(const char *dir, const char *const *syms, const char *name,
+			 struct python_file *f)
+{
+	char cmd[1024], path[64], *out;
+	int n = snprintf(cmd, sizeof(cmd), "objcopy"), rc;
+
+	snprintf(path, sizeof(path), "%s/ls", dir);
+	for (; *syms; syms++)
+		n += snprintf(cmd + n, sizeof(cmd) - n, " --add-symbol '%s'", *syms);
+	snprintf(cmd + n, sizeof(cmd) - n, " /bin/ls '%s'", path);
+	if (!(out = unit_pipe(cmd, "", 0)))
+		return -ENOENT;
+	free(out);
+	rc = identify_as(path, name, f);
+	unlink(path);
+	return rc;
+}
+
+#define RUNTIME "_PyRuntime=.data:0x10,global,object", "PyCode_Type=.data:0x20,global,object"
+
+/*
+ * An interpreter only its .symtab names (as a static build linked without
+ * --export-dynamic): /bin/ls with _PyRuntime and PyCode_Type added there.
+ * Found only where the file's name says Python; the version from Py_Version,
+ * Py_NewRef or the name.
+ */
+static void check_names(void)
+{
+	static const char *const interp[] = { RUNTIME, NULL };
+	static const char *const wrapped[] = { RUNTIME, "Py_Version=-2,global,object", NULL };
+	static const char *const trace_refs[] = { RUNTIME,
+						  "_Py_ForgetReference=.text:0,global,function",
+						  NULL };
+	static const char *const new_ref[] = { RUNTIME, "Py_NewRef=.text:0,global,function", NULL };
+	const struct py_offsets *v312 = python_offsets_known(0x030c);
+	char dir[] = "/tmp/bpfprof-pyoff.XXXXXX";
+	unsigned long long sym, seg[2];
+	struct python_file f;
+	int rc;
+
+	if (access("/usr/bin/objcopy", X_OK) || !mkdtemp(dir)) {
+		printf("# no objcopy or no /tmp: interpreters named by .symtab not checked\n");
+		return;
+	}
+	/* Where _PyRuntime lands (.data + 0x10), less /bin/ls's code's vaddr - offset. */
+	if (!readelf_numbers("readelf -W -l /bin/ls | "
+			     "awk '$1 == \"LOAD\" && / R E / { print $2, $3; exit }'", seg, 2) ||
+	    !readelf_numbers("readelf -W -S /bin/ls | awk '$2 == \".data\" { print $4 }'", &sym, 1))
+		seg[0] = seg[1] = sym = 0;
+	sym += 0x10;
+	rc = identify_with(dir, interp, "/usr/lib/libpython3.12.so.1.0", &f);
+	CHECK(rc == 1 && f.off.version == 0x030c && f.runtime_rel == sym - (seg[1] - seg[0]) &&
+		      !memcmp(&f.off, v312, sizeof(f.off)),
+	      "_PyRuntime in .symtab only, named libpython3.12: 3.12, at %#llx (readelf: %#llx)",
+	      (unsigned long long)f.runtime_rel, sym - (seg[1] - seg[0]));
+	CHECK(identify_with(dir, interp, "/bin/ls", &f) == 0 &&
+		      identify_with(dir, interp, "/usr/bin/python3", &f) == 0,
+	      "_PyRuntime in .symtab only, named ls or python3: not looked for");
+	CHECK(identify_with(dir, interp, "/opt/bin/python3.10d", &f) == 1 && f.off.version == 0x030a,
+	      "named python3.10d: 3.10");
+	CHECK(identify_with(dir, interp, "python3.9", &f) == 1 && f.off.version == 0x0309 &&
+		      f.off.frames == PY_FRAMES_NONE,
+	      "named python3.9: 3.9, not read");
+	CHECK(identify_with(dir, wrapped, "libpython3.12.so", &f) == 1 && f.off.version == 0x030c &&
+		      f.off.frames == PY_FRAMES_312,
+	      "Py_Version at 2^64 - 2 (no read wraps round to the file): the name's 3.12");
+	CHECK(identify_with(dir, trace_refs, "libpython3.12.so", &f) == 1 &&
+		      f.off.version == 0x030c && f.off.frames == PY_FRAMES_NONE,
+	      "a Py_TRACE_REFS build (_Py_ForgetReference): 3.12, not read");
+	CHECK(identify_with(dir, new_ref, "python3.9", &f) == 1 && f.off.version == 0x030a &&
+		      f.off.frames == PY_FRAMES_310,
+	      "Py_NewRef without Py_Version: 3.10, whatever the name says");
+	rmdir(dir);
+}
+
+/* A copy of the file at path in a memfd; -1 if none. */
+static int memfd_copy(const char *path)
+{
+	int in = open(path, O_RDONLY | O_CLOEXEC), fd = memfd_create("python", MFD_CLOEXEC);
+	struct stat st = { 0 };
+	off_t done = 0;
+	bool ok = in >= 0 && fd >= 0 && !fstat(in, &st);
+
+	while (ok && done < st.st_size)
+		ok = sendfile(fd, in, &done, st.st_size - done) > 0;
+	if (in >= 0)
+		close(in);
+	if (!ok && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The file offset of vaddr in the ELF file on fd; 0 if none. */
+static uint64_t file_offset(int fd, uint64_t vaddr)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t off = 0;
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf && !elf_getphdrnum(elf, &n))
+		for (i = 0; i < n && !off; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			    vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz)
+				off = ph.p_offset + vaddr - ph.p_vaddr;
+	if (elf)
+		elf_end(elf);
+	return off;
+}
+
+/* Byte offsets in 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h). */
+enum {
+	DO_FREE_THREADED = 16,
+	DO_TSTATE_SIZE = 152, DO_TSTATE_CURRENT_FRAME = 184,
+	DO_FRAME_SIZE = 224, DO_FRAME_EXECUTABLE = 240, DO_FRAME_OWNER = 264,
+	DO_UNICODE_SIZE = 536, DO_UNICODE_ASCII_SIZE = 560,
+};
+
+struct patch {
+	uint64_t off, v;	/* the u64 at off becomes v */
+};
+#define MAX_PATCHES 4
+
+/* What python_file_identify makes of the file on fd with patches p[0..n) made, then undone. */
+static int identify_patched(int fd, const struct patch *p, size_t n, struct python_file *f)
+{
+	uint64_t old[MAX_PATCHES];
+	size_t i, done = 0;
+	int rc = -EIO;
+
+	while (done < n && done < MAX_PATCHES && pread(fd, &old[done], 8, p[done].off) == 8 &&
+	       pwrite(fd, &p[done].v, 8, p[done].off) == 8)
+		done++;
+	if (done == n) {
+		memset(f, 0xa5, sizeof(*f));
+		rc = python_file_identify(fd, "libpython3.13.so.1.0", f);
+	}
+	for (i = done; i-- > 0;)
+		if (pwrite(fd, &old[i], 8, p[i].off) != 8)
+			rc = -EIO;
+	return rc;
+}
+#define PATCHED(fd, f, ...)                                                                     \
+	identify_patched(fd, (const struct patch[]){ __VA_ARGS__ },                                 \
+			 sizeof((const struct patch[]){ __VA_ARGS__ }) / sizeof(struct patch), f)
+
+static uint64_t u64_at(int fd, uint64_t off)
+{
+	uint64_t v = 0;
+
+	return pread(fd, &v, 8, off) == 8 ? v : 0;
+}
+
+/*
+ * 3.13's offsets as the file publishes them, altered in a copy: each
+ * change python_file_identify must refuse (frames PY_FRAMES_NONE, the
+ * version still said) or follow.
+ */
+static void check_published(void)
+{
+	const char *path = PYENV "3.13.0/lib/libpython3.13.so.1.0";
+	const struct py_offsets *o = python_offsets_known(0x030d);
+	struct python_file f;
+	uint64_t at, tsize;
+	int fd, rc;
+
+	if (access(path, R_OK)) {
+		printf("# %s: not on this machine, 3.13's published offsets not altered\n", path);
+		return;
+	}
+	fd = memfd_copy(path);
+	at = fd >= 0 ? file_offset(fd, readelf_symbol(path, "--dyn-syms", "_PyRuntime")) : 0;
+	tsize = u64_at(fd, at + DO_TSTATE_SIZE);
+	/* Where the table's members are: this test alters the right words. */
+	if (!CHECK(at && u64_at(fd, at + DO_TSTATE_CURRENT_FRAME) == o->tstate_frame &&
+			   u64_at(fd, at + DO_FRAME_OWNER) == o->frame_entry &&
+			   u64_at(fd, at + DO_UNICODE_ASCII_SIZE) == o->unicode_ascii_data,
+		   "a copy of %s: _Py_DebugOffsets at file offset %#llx", path,
+		   (unsigned long long)at))
+		goto out;
+	CHECK(PATCHED(fd, &f, { at, 0x7970626567756278ull /* "xbugdepy" */ }) == 1 &&
+		      f.off.version == 0x030d && f.off.frames == PY_FRAMES_NONE,
+	      "3.13 without the cookie: 3.13, not read");
+	CHECK(PATCHED(fd, &f, { at + DO_FREE_THREADED, 1 }) == 1 && f.off.frames == PY_FRAMES_NONE,
+	      "a free-threaded 3.13: not read");
+	CHECK(PATCHED(fd, &f, { at + DO_TSTATE_CURRENT_FRAME, tsize }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE,
+	      "a thread's frame past its published size (%llu): not read", (unsigned long long)tsize);
+	CHECK(PATCHED(fd, &f, { at + DO_FRAME_OWNER, PY_NO_MEMBER }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE,
+	      "a frame's owner at 0xffff: not read");
+	CHECK(PATCHED(fd, &f, { at + DO_FRAME_EXECUTABLE, 200 }, { at + DO_FRAME_SIZE, 256 }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE,
+	      "a frame's code past the walk's 128-byte read: not read");
+	rc = PATCHED(fd, &f, { at + DO_TSTATE_CURRENT_FRAME, 0x50 });
+	CHECK(rc == 1 &&
+		      f.off.frames == PY_FRAMES_312 && f.off.tstate_frame == 0x50,
+	      "a thread's frame moved: followed (%#x)", f.off.tstate_frame);
+	/* A bigger str header: compact strings' characters move with ASCII ones'. */
+	rc = PATCHED(fd, &f, { at + DO_UNICODE_SIZE, 96 }, { at + DO_UNICODE_ASCII_SIZE, 56 });
+	CHECK(rc == 1 &&
+		      f.off.unicode_ascii_data == 56 && f.off.unicode_compact_data == 72,
+	      "an ASCII str header of 56 bytes: compact ones' of %u", f.off.unicode_compact_data);
+	CHECK(python_file_identify(fd, path, &f) == 1 && !memcmp(&f.off, o, sizeof(*o)),
+	      "the copy restored: the table's layout again");
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+void test_python_offsets(void)
+{
+	struct python_file f;
+	unsigned i;
+	int fd;
+
+	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++)
+		check_build(i);
+	check_debian();
+	check_published();
+	check_names();
+
 	if (!access(PYENV "3.9.18/lib/libpython3.9.so.1.0", R_OK))
 		CHECK(identify(PYENV "3.9.18/lib/libpython3.9.so.1.0", &f) == 1 &&
 			      f.off.version == 0x0309 && f.off.frames == PY_FRAMES_NONE,
-		      "3.9 (by its name): an interpreter, of a version not read");
+		      "3.9 (by its soname): an interpreter, of a version not read");
+	else
+		printf("# 3.9.18: not on this machine, not checked\n");
 	CHECK(identify("/bin/ls", &f) == 0, "/bin/ls: no interpreter");
-	CHECK(python_offsets_known(0x0309) == NULL && python_offsets_known(0x030e) == NULL,
-	      "no layout for 3.9 or 3.14");
+	fd = memfd_create("script", MFD_CLOEXEC);
+	CHECK(fd >= 0 && write(fd, "#!/bin/sh\n", 10) == 10 &&
+		      python_file_identify(fd, "/usr/bin/python3.10-config", &f) == 0,
+	      "a script named python3.10-config: no interpreter");
+	if (fd >= 0)
+		close(fd);
+	CHECK(python_offsets_known(0x0309) == NULL && python_offsets_known(0x030e) == NULL &&
+		      python_offsets_known(0x040d) == NULL,
+	      "no layout for 3.9, 3.14 or 4.13");
 }
