@@ -198,7 +198,8 @@ wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/short.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 4000 ] && within "${total:-0}" 100 1500 &&
+# At most F x (1 + 2 s) and their kills' delays: 2,000.
+if [ $rc = 0 ] && [ "$elapsed" -lt 4000 ] && within "${total:-0}" 100 2000 &&
    grep -q '^longer;' "$T/short.folded"; then
 	ok "-p A,B exiting 1 and 2 s into the run: it ends ${elapsed} ms in with $total samples, exit 0"
 else
@@ -218,7 +219,8 @@ wait $prof
 rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 total=$(folded_total "$T/tid.folded")
-if [ $rc = 0 ] && [ "$elapsed" -lt 3500 ] && within "${total:-0}" 100 750; then
+# At most F x 1.5 s and the kill's delay: 1,000.
+if [ $rc = 0 ] && [ "$elapsed" -lt 3500 ] && within "${total:-0}" 100 1000; then
 	ok "-t target exits 1.5 s into the run: it ends ${elapsed} ms in with $total samples, exit 0"
 else
 	not_ok "-t target exits 1.5 s into the run: rc $rc, ${elapsed} ms, '$total' samples"; diag "$T/tid.err"
