@@ -35,6 +35,7 @@ awk '{
 	delete seen
 	for (i = 2; i <= k; i++) {
 		name = f[i]; sub(/_\[[kji]\]$/, "", name)
+		sub(/ \([^();]*:[0-9]+\)$/, "", name)	# a Python frame: pprof names it without its file
 		if (name ~ /^\[/) continue
 		if (i == k) flat[name] += n
 		if (!(name in seen)) { cum[name] += n; seen[name] = 1 }
