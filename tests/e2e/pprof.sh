@@ -78,7 +78,7 @@ focused_total() {
 		2> /dev/null | sed -n 's/^Showing nodes accounting for \([0-9]*\), .*/\1/p'
 }
 got=$(focused_total -tagfocus=pid=$split_pid)
-if [ -n "$want" ] && [ "$want" -gt 1000 ] && [ "$got" = "$want" ]; then
+if [ -n "$want" ] && [ "$want" -gt 200 ] && [ "$got" = "$want" ]; then
 	ok "-tagfocus=pid=$split_pid selects the $want samples of that process"
 else
 	not_ok "-tagfocus=pid=$split_pid: pprof $got, folded $want"
