@@ -77,7 +77,8 @@ else
 fi
 flat=$(awk -v f="$(pwd)/$PYW/py_split.py" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/lines.txt")
 check "pprof: samples in work, by line ($flat ms)" test "${flat%.*}" -gt 0
-check "callgrind: fl= names the Python file" grep -Eq "^fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.split0"
+# A file is named where it first appears (a caller's cfl= or its own fl=), then by number.
+check "callgrind: fl= names the Python file" grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.split0"
 callgrind_annotate "$T/callgrind.out.split0" > "$T/annotate.txt" 2> "$T/annotate.err"
 check "callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
 	grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"
