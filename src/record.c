@@ -692,12 +692,12 @@ static int use_unwind_tables(struct session *ss)
 /* Python frames, unless off: interpreter files are told to the program as they are opened. */
 static void use_python(struct session *ss)
 {
-	int files_fd, procs_fd;
+	int files_fd, procs_fd, maps_fd;
 
-	sampler_python_maps(ss->sampler, &files_fd, &procs_fd);
+	sampler_python_maps(ss->sampler, &files_fd, &procs_fd, &maps_fd);
 	if (files_fd < 0)
 		return;
-	ss->python = python_new(files_fd, procs_fd, process_gen, ss);
+	ss->python = python_new(files_fd, procs_fd, maps_fd, process_gen, ss);
 	ss->sym.python = ss->python;
 	ss->coll.python = ss->python;
 }

@@ -830,10 +830,11 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 	return err == -EEXIST ? 0 : err;
 }
 
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd)
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd)
 {
 	*files_fd = s->python ? bpf_map__fd(s->skel->maps.python_files) : -1;
 	*procs_fd = s->python ? bpf_map__fd(s->skel->maps.python_procs) : -1;
+	*maps_fd = s->python ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
 }
 
 uint64_t sampler_proc_maps_bytes(struct sampler *s)

@@ -24,12 +24,12 @@
 struct python;
 
 /*
- * Python frames on, with the program's maps of interpreter files and of
- * Python processes (sampler_python_maps); gen(ctx, tgid) is a process's
- * generation as the program counts it.
+ * Python frames on, with the program's maps of interpreter files, of
+ * Python processes and of processes' mappings (sampler_python_maps);
+ * gen(ctx, tgid) is a process's generation as the program counts it.
  */
-struct python *python_new(int files_fd, int procs_fd, uint32_t (*gen)(void *ctx, uint32_t tgid),
-			  void *ctx);
+struct python *python_new(int files_fd, int procs_fd, int maps_fd,
+			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
 void python_free(struct python *py);
 
 /*

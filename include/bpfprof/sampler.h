@@ -146,8 +146,11 @@ void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
  */
 int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 			 const struct proc_map *maps, size_t nr);
-/* The maps of interpreter files and Python processes (py_frames.h); -1s when not read. */
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd);
+/*
+ * The maps of interpreter files and Python processes (py_frames.h), and of
+ * processes' mappings; -1s when Python frames are not read.
+ */
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */

@@ -32,7 +32,7 @@ struct py_proc {
 };
 
 struct python {
-	int files_fd, procs_fd;
+	int files_fd, procs_fd, maps_fd;
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
 	void *ctx;
 	struct py_file {
@@ -52,13 +52,14 @@ struct python {
 	uint32_t eval_name;
 };
 
-struct python *python_new(int files_fd, int procs_fd, uint32_t (*gen)(void *ctx, uint32_t tgid),
-			  void *ctx)
+struct python *python_new(int files_fd, int procs_fd, int maps_fd,
+			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	struct python *py = xcalloc(1, sizeof(*py));
 
 	py->files_fd = files_fd;
 	py->procs_fd = procs_fd;
+	py->maps_fd = maps_fd;
 	py->gen = gen;
 	py->ctx = ctx;
 	return py;
@@ -126,6 +127,40 @@ static void warn_version(struct python *py, uint16_t version, const char *path)
 		"its samples keep their native frames", version >> 8, version & 0xff, path);
 }
 
+/*
+ * A file just found to be an interpreter: every process whose mappings the
+ * program read before it knew (started with the first, at once) is Python
+ * too, from those mappings.
+ */
+static void processes_mapping(struct python *py, const struct py_file *e)
+{
+	struct proc_mappings *m = xmalloc(sizeof(*m));
+	__u32 tgid, next;
+	int err;
+	uint32_t i;
+
+	for (err = bpf_map_get_next_key(py->maps_fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(py->maps_fd, &tgid, &next)) {
+		tgid = next;
+		if (bpf_map_lookup_elem(py->maps_fd, &tgid, m))
+			continue;
+		for (i = 0; i < m->nr && i < UNWIND_MAX_MAPPINGS; i++) {
+			const struct exec_mapping *x = &m->maps[i];
+			struct python_process p = { 0 };
+
+			if (x->file.ino != e->key.ino || x->file.dev != e->key.dev)
+				continue;
+			p.runtime = x->start - x->offset + e->f.runtime_rel;
+			p.code_type = x->start - x->offset + e->f.code_type_rel;
+			p.gen = m->gen;
+			p.off = e->f.off;
+			bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_NOEXIST);
+			break;
+		}
+	}
+	free(m);
+}
+
 bool python_file_opened(struct python *py, const struct unwind_file_key *key, int fd,
 			const char *path)
 {
@@ -148,6 +183,7 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 	e->f = f;
 	itab_insert(&py->file_index, file_hash(key), py->nr_files++);
 	py->stats.files++;
+	processes_mapping(py, e);
 	debug("Python %u.%u in '%s'%s", f.off.version >> 8, f.off.version & 0xff, path,
 	      f.off.frames == PY_FRAMES_NONE ? ": not read" : "");
 	return true;
@@ -323,11 +359,22 @@ static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 
 	if (!c || !c->ok)
 		return profile_special_location(p, "[python: code not read]");
-	if (!c->function)
+	if (!c->function) {
+		struct strbuf system;
+
+		/*
+		 * The system name says where, as the folded name does: equal to
+		 * the name, pprof would take "<module>" for C++ and cut it.
+		 */
+		strbuf_init(&system);
+		strbuf_addf(&system, "%s (%s:%u)", c->info.qualname,
+			    python_short_file(c->info.filename), c->info.firstlineno);
 		c->function = 1 + profile_function_at(p, profile_string(p, c->info.qualname),
-						      profile_string(p, c->info.qualname),
+						      profile_string(p, system.buf),
 						      profile_string(p, c->info.filename),
 						      c->info.firstlineno);
+		strbuf_release(&system);
+	}
 	line.function = c->function - 1;
 	line.line = python_code_line(&pp->bpf.off, &c->info, f->instr & ~PY_FRAME_ENTRY);
 	address = PY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
