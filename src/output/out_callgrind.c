@@ -281,9 +281,13 @@ static void path_walk(struct cg *cg, const struct cg_path *path)
 			continue;
 		}
 		/* Lines are innermost first: the outermost is the caller. */
-		for (j = loc->nlines; j-- > 0;)
+		for (j = loc->nlines; j-- > 0;) {
+			const struct prof_line *l = &p->lines[loc->first_line + j];
+
+			/* No line (a Python frame between instructions): where it begins. */
 			seq_push(cg, &n, frame_func(cg, frames[i], j),
-				 p->lines[loc->first_line + j].line);
+				 l->line ?: p->functions[l->function].start_line);
+		}
 	}
 	if (!n)
 		seq_push(cg, &n, func_intern(cg, "[unknown]", NULL), 0);
@@ -305,6 +309,30 @@ static void path_walk(struct cg *cg, const struct cg_path *path)
 		if (outermost)
 			c->inclusive += path->count;
 	}
+}
+
+/*
+ * A file whose every cost is at line 0 (no line known) breaks
+ * callgrind_annotate, which annotates each file it can open: it drops line
+ * 0 and then reads an empty list. Such files are written as "???", the
+ * name valgrind gives code of no known source; their costs stay.
+ */
+static void hide_lineless_files(struct cg *cg)
+{
+	uint32_t unknown = strtab_intern_n(&cg->files, "???", 3);
+	bool *lined = xcalloc(cg->files.nr, sizeof(*lined));
+	uint32_t i;
+
+	for (i = 0; i < cg->nr_selfs; i++)
+		if (cg->selfs[i].line)
+			lined[cg->funcs[cg->selfs[i].func].file] = true;
+	for (i = 0; i < cg->nr_calls; i++)
+		if (cg->calls[i].line)
+			lined[cg->funcs[cg->calls[i].caller].file] = true;
+	for (i = 0; i < cg->nr_funcs; i++)
+		if (!lined[cg->funcs[i].file])
+			cg->funcs[i].file = unknown;
+	free(lined);
 }
 
 static int func_cmp(const void *a, const void *b, void *arg)
@@ -473,6 +501,7 @@ int write_callgrind(FILE *out, const struct profile *p, const struct write_optio
 	}
 	for (i = 0; i < cg.nr_paths; i++)
 		path_walk(&cg, &cg.paths[i]);
+	hide_lineless_files(&cg);
 
 	write_header(out, &cg, total);
 	write_body(out, &cg);

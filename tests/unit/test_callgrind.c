@@ -554,6 +554,62 @@ static void test_inline(void)
 	profile_release(&p);
 }
 
+/*
+ * main in /src/main.c at no known line calls run (/src/job.py, first line
+ * 12, no line either) which calls leaf at /src/main.c:30. A file with only
+ * line-0 costs would make callgrind_annotate read an empty line list.
+ */
+static void test_no_line(void)
+{
+	struct prof_line run = { 0, 0 };
+	struct profile p;
+	uint32_t um, f[3];
+	char *out;
+
+	profile_init(&p);
+	um = user_mapping(&p);
+	f[0] = named(&p, um, 0x1200, FRAME_USER, "leaf", "/src/leaf.c", 30);
+	run.function = profile_function_at(&p, profile_string(&p, "run"), 0,
+					   profile_string(&p, "/src/job.py"), 12);
+	f[1] = profile_location_add(&p, um, 0x1300, FRAME_PYTHON, &run, 1);
+	f[2] = named(&p, um, 0x1100, FRAME_USER, "main", "/src/main.c", 0);
+	sample(&p, "t", 1, 1, f, 3, 2);
+	sample(&p, "t", 1, 1, f + 2, 1, 1);
+	out = callgrind(&p, false, NULL);
+	expect_text(body(out),
+		    "summary: 3\n"
+		    "\n"
+		    "fl=(1) /src/job.py\n"
+		    "fn=(1) run (job.py:12)\n"
+		    "cfl=(2) /src/leaf.c\n"
+		    "cfn=(2) leaf\n"
+		    "calls=2 0\n"
+		    "12 2\n"
+		    "\n"
+		    "fl=(2)\n"
+		    "fn=(2)\n"
+		    "30 2\n"
+		    "\n"
+		    "fl=(3) ???\n"
+		    "fn=(3) main\n"
+		    "0 1\n"
+		    "cfl=(1)\n"
+		    "cfn=(1)\n"
+		    "calls=2 0\n"
+		    "0 2\n"
+		    "\n"
+		    "fn=(4) t\n"
+		    "cfl=(3)\n"
+		    "cfn=(3)\n"
+		    "calls=3 0\n"
+		    "0 3\n"
+		    "\n"
+		    "totals: 3\n",
+		    "callgrind: no line: a Python frame at its first line, a file of no line as ???");
+	free(out);
+	profile_release(&p);
+}
+
 static void test_stream_error(void)
 {
 	struct profile p;
@@ -574,6 +630,7 @@ void test_callgrind(void)
 	test_small();
 	test_recursion();
 	test_inline();
+	test_no_line();
 	test_random();
 	test_stream_error();
 }
