@@ -45,7 +45,7 @@ ifneq ($(SANITIZE),)
 override CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LDLIBS   += $(PKG_LIBS)
+LDLIBS   += $(PKG_LIBS) -pthread
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude \
 	      -Wall -Wno-unused-function

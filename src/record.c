@@ -409,13 +409,18 @@ static void on_sample(void *ctx, const struct raw_sample *rs)
 	collector_add(&ss->coll, rs);
 }
 
-/* A drain flipped the sets: learn every mapping made before, then name their samples. */
+/*
+ * A drain flipped the sets: learn every mapping made before, and every
+ * Python stack's code objects (the namer may not have come to the last),
+ * then name their samples.
+ */
 static void before_read(void *ctx)
 {
 	struct session *ss = ctx;
 
 	symbolizer_new_generation(&ss->sym);
 	read_sideband(ss);
+	python_take_notices(ss->python);
 }
 
 static uint32_t process_gen(void *ctx, uint32_t tgid)
@@ -567,14 +572,6 @@ static int write_outputs(const struct options *o, struct output_file *out, const
 	return rc;
 }
 
-/* A Python stack new to the drain: its code objects named while the process lives. */
-static void on_python_stack(void *ctx, const struct py_notice *n)
-{
-	struct session *ss = ctx;
-
-	python_stack_seen(ss->python, n->tgid, n->gen, &n->stack);
-}
-
 /* --unwind auto: a table the walk needs now, for a program started during the run. */
 static void on_table_request(void *ctx, const struct table_request *r)
 {
@@ -619,7 +616,6 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
 	cfg->on_table_request = on_table_request;
-	cfg->on_python_stack = on_python_stack;
 	cfg->ctx = ss;
 }
 
@@ -692,12 +688,12 @@ static int use_unwind_tables(struct session *ss)
 /* Python frames, unless off: interpreter files are told to the program as they are opened. */
 static void use_python(struct session *ss)
 {
-	int files_fd, procs_fd, maps_fd;
+	int files_fd, procs_fd, maps_fd, notices_fd;
 
-	sampler_python_maps(ss->sampler, &files_fd, &procs_fd, &maps_fd);
+	sampler_python_maps(ss->sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
 	if (files_fd < 0)
 		return;
-	ss->python = python_new(files_fd, procs_fd, maps_fd, process_gen, ss);
+	ss->python = python_new(files_fd, procs_fd, maps_fd, notices_fd, process_gen, ss);
 	ss->sym.python = ss->python;
 	ss->coll.python = ss->python;
 }

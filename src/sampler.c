@@ -70,7 +70,6 @@ struct sampler {
 	sample_fn *on_sample;
 	void (*before_read)(void *ctx);
 	void (*on_table_request)(void *ctx, const struct table_request *r);
-	void (*on_python_stack)(void *ctx, const struct py_notice *n);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
 	bool walking;		/* --unwind auto */
@@ -365,16 +364,6 @@ static int on_table_request(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct table_request) && s->on_table_request)
 		s->on_table_request(s->ctx, data);
-	return 0;
-}
-
-static int on_python_notice(void *ctx, void *data, size_t size)
-{
-	struct sampler *s = ctx;
-	const struct py_notice *n = data;
-
-	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && s->on_python_stack)
-		s->on_python_stack(s->ctx, n);
 	return 0;
 }
 
@@ -830,11 +819,13 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 	return err == -EEXIST ? 0 : err;
 }
 
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd)
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
+			 int *notices_fd)
 {
 	*files_fd = s->python ? bpf_map__fd(s->skel->maps.python_files) : -1;
 	*procs_fd = s->python ? bpf_map__fd(s->skel->maps.python_procs) : -1;
 	*maps_fd = s->python ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
+	*notices_fd = s->python ? bpf_map__fd(s->skel->maps.py_notices) : -1;
 }
 
 uint64_t sampler_proc_maps_bytes(struct sampler *s)
@@ -912,7 +903,6 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->on_sample = cfg->on_sample;
 	s->before_read = cfg->before_read;
 	s->on_table_request = cfg->on_table_request;
-	s->on_python_stack = cfg->on_python_stack;
 	s->ctx = cfg->ctx;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
@@ -957,9 +947,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.fallback), on_record, s, NULL);
 	if (!s->rb || (s->walking && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.table_requests),
-						    on_table_request, s)) ||
-	    (s->python && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.py_notices),
-					   on_python_notice, s))) {
+						    on_table_request, s))) {
 		err = -errno;
 		error("cannot open the BPF ring buffer: %s", strerror(-err));
 		return err;

@@ -25,10 +25,12 @@ struct python;
 
 /*
  * Python frames on, with the program's maps of interpreter files, of
- * Python processes and of processes' mappings (sampler_python_maps);
- * gen(ctx, tgid) is a process's generation as the program counts it.
+ * Python processes and of processes' mappings, and its ring of new Python
+ * stacks (sampler_python_maps); gen(ctx, tgid) is a process's generation as
+ * the program counts it. A thread of its own names the code objects of each
+ * new stack within milliseconds; every python_* call is safe beside it.
  */
-struct python *python_new(int files_fd, int procs_fd, int maps_fd,
+struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
 			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
 void python_free(struct python *py);
 
@@ -42,8 +44,8 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 /* A process maps code of file key at start (file offset offset): Python if the file is. */
 void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
 			 uint64_t start, uint64_t offset);
-/* A Python stack new to the program's map: its code objects are named now, while tgid lives. */
-void python_stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st);
+/* Every new Python stack the program has sent so far named now (before a drain merges them). */
+void python_take_notices(struct python *py);
 /*
  * frames[0..n) (leaf first, location ids) with each _PyEval_EvalFrameDefault
  * replaced by the Python frames its eval call ran, at most max in all;
@@ -55,6 +57,6 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 void python_after_drain(struct python *py);
 /* The profile was folded (profile_fold): location ids changed. */
 void python_renumber(struct python *py);
-void python_stats(const struct python *py, struct python_stats *out);
+void python_stats(struct python *py, struct python_stats *out);
 
 #endif

@@ -85,8 +85,6 @@ struct sampler_config {
 	void (*before_read)(void *ctx);
 	/* --unwind auto: the walk met a file with no table. */
 	void (*on_table_request)(void *ctx, const struct table_request *r);
-	/* A Python stack new to the program's map, at once: name its code while the process lives. */
-	void (*on_python_stack)(void *ctx, const struct py_notice *n);
 	void *ctx;
 };
 
@@ -147,10 +145,12 @@ void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
 int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 			 const struct proc_map *maps, size_t nr);
 /*
- * The maps of interpreter files and Python processes (py_frames.h), and of
- * processes' mappings; -1s when Python frames are not read.
+ * The maps of interpreter files and Python processes (py_frames.h), of
+ * processes' mappings, and the ring of Python stacks new to a drain
+ * (struct py_notice); -1s when Python frames are not read.
  */
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd);
+void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
+			 int *notices_fd);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpfprof/python.h"
 #include "bpfprof/python_code.h"
@@ -31,8 +33,22 @@ struct py_proc {
 	struct itab code_index;
 };
 
+/*
+ * The namer: a thread that takes the program's notices of new Python stacks
+ * every NAMER_MS and reads their code objects, so a process that lives
+ * 150 ms is named even while the main thread spends a drain symbolizing
+ * (the first takes some 400 ms). lock guards everything below it; the
+ * main thread holds it in each python_* call.
+ */
+#define NAMER_MS 5
+
 struct python {
 	int files_fd, procs_fd, maps_fd;
+	struct ring_buffer *notices;
+	pthread_t namer;
+	bool namer_running;
+	volatile bool stopping;
+	pthread_mutex_t lock;
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
 	void *ctx;
 	struct py_file {
@@ -52,17 +68,73 @@ struct python {
 	uint32_t eval_name;
 };
 
-struct python *python_new(int files_fd, int procs_fd, int maps_fd,
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st);
+
+static int on_notice(void *ctx, void *data, size_t size)
+{
+	const struct py_notice *n = data;
+
+	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES)
+		stack_seen(ctx, n->tgid, n->gen, &n->stack);
+	return 0;
+}
+
+/* Every notice the program has sent so far, named. */
+static void take_notices(struct python *py)
+{
+	pthread_mutex_lock(&py->lock);
+	ring_buffer__consume(py->notices);
+	pthread_mutex_unlock(&py->lock);
+}
+
+static void *namer(void *arg)
+{
+	struct python *py = arg;
+	struct timespec nap = { 0, NAMER_MS * 1000000L };
+
+	/* The program wakes no one for a notice (it would cost at every new stack): a timer. */
+	while (!py->stopping) {
+		take_notices(py);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
 			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	struct python *py = xcalloc(1, sizeof(*py));
+	sigset_t all, old;
+	int err;
 
 	py->files_fd = files_fd;
 	py->procs_fd = procs_fd;
 	py->maps_fd = maps_fd;
 	py->gen = gen;
 	py->ctx = ctx;
+	pthread_mutex_init(&py->lock, NULL);
+	py->notices = ring_buffer__new(notices_fd, on_notice, py, NULL);
+	if (!py->notices) {
+		warning("cannot read the program's Python stacks (%s): Python frames named at each "
+			"drain only, those of short processes may stay unnamed", strerror(errno));
+		return py;
+	}
+	/* Signals stay the main thread's: they end its wait for the next drain. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&py->namer, NULL, namer, py);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		warning("cannot start the thread naming Python code (%s): Python frames named at "
+			"each drain only, those of short processes may stay unnamed", strerror(err));
+	py->namer_running = !err;
 	return py;
+}
+
+void python_take_notices(struct python *py)
+{
+	if (py && py->notices)
+		take_notices(py);
 }
 
 static void free_proc(struct py_proc *pp)
@@ -82,6 +154,11 @@ void python_free(struct python *py)
 
 	if (!py)
 		return;
+	py->stopping = true;
+	if (py->namer_running)
+		pthread_join(py->namer, NULL);
+	ring_buffer__free(py->notices);
+	pthread_mutex_destroy(&py->lock);
 	for (i = 0; i < py->nr_procs; i++)
 		free_proc(py->procs[i]);
 	free(py->procs);
@@ -161,14 +238,12 @@ static void processes_mapping(struct python *py, const struct py_file *e)
 	free(m);
 }
 
-bool python_file_opened(struct python *py, const struct unwind_file_key *key, int fd,
+static bool file_opened(struct python *py, const struct unwind_file_key *key, int fd,
 			const char *path)
 {
 	struct python_file f;
 	struct py_file *e;
 
-	if (!py)
-		return false;
 	if (find_file(py, key))
 		return true;
 	if (python_file_identify(fd, path, &f) != 1)
@@ -189,18 +264,38 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 	return true;
 }
 
+bool python_file_opened(struct python *py, const struct unwind_file_key *key, int fd,
+			const char *path)
+{
+	bool is;
+
+	if (!py)
+		return false;
+	pthread_mutex_lock(&py->lock);
+	is = file_opened(py, key, fd, path);
+	pthread_mutex_unlock(&py->lock);
+	return is;
+}
+
 void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
 			 uint64_t start, uint64_t offset)
 {
-	const struct py_file *e = py ? find_file(py, key) : NULL;
+	const struct py_file *e;
 	struct python_process p = { 0 };
 
+	if (!py)
+		return;
+	pthread_mutex_lock(&py->lock);
+	e = find_file(py, key);
+	if (e) {
+		p.runtime = start - offset + e->f.runtime_rel;
+		p.code_type = start - offset + e->f.code_type_rel;
+		p.off = e->f.off;
+	}
+	pthread_mutex_unlock(&py->lock);
 	if (!e)
 		return;
-	p.runtime = start - offset + e->f.runtime_rel;
-	p.code_type = start - offset + e->f.code_type_rel;
 	p.gen = py->gen(py->ctx, tgid);
-	p.off = e->f.off;
 	/* What the program read of the process since is newer: kept. */
 	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_NOEXIST);
 }
@@ -258,6 +353,7 @@ void python_after_drain(struct python *py)
 
 	if (!py)
 		return;
+	pthread_mutex_lock(&py->lock);
 	/* Its samples up to its exit were in this drain: a process found gone before is done. */
 	for (i = 0; i < py->nr_procs; i++) {
 		struct py_proc *pp = py->procs[i];
@@ -273,6 +369,7 @@ void python_after_drain(struct python *py)
 		py->nr_procs = kept;
 		index_procs(py);
 	}
+	pthread_mutex_unlock(&py->lock);
 }
 
 /* Code objects ----------------------------------------------------------- */
@@ -334,7 +431,7 @@ static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint
 	itab_insert(&pp->code_index, hash_mix(addr, firstlineno), pp->nr_codes++);
 }
 
-void python_stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st)
 {
 	struct py_proc *pp = get_proc(py, tgid, gen);
 	uint32_t i;
@@ -405,6 +502,8 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 
 	if (!py || !rp->n)
 		return n;
+	/* The namer may be growing this process's code objects: held to the end. */
+	pthread_mutex_lock(&py->lock);
 	pp = find_proc(py, tgid);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
@@ -424,6 +523,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 	for (; g < rp->n && m < max; g++)
 		out[m++] = frame_location(p, pp, &rp->frames[g]);
 	py->stats.merged++;
+	pthread_mutex_unlock(&py->lock);
 	memcpy(frames, out, m * sizeof(*out));
 	return m;
 }
@@ -435,9 +535,12 @@ void python_renumber(struct python *py)
 		py->names_of = NULL;
 }
 
-void python_stats(const struct python *py, struct python_stats *out)
+void python_stats(struct python *py, struct python_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (py)
-		*out = py->stats;
+	if (!py)
+		return;
+	pthread_mutex_lock(&py->lock);
+	*out = py->stats;
+	pthread_mutex_unlock(&py->lock);
 }
