@@ -312,23 +312,31 @@ static void path_walk(struct cg *cg, const struct cg_path *path)
 }
 
 /*
- * A file whose every cost is at line 0 (no line known) breaks
- * callgrind_annotate, which annotates each file it can open: it drops line
- * 0 and then reads an empty list. Such files are written as "???", the
- * name valgrind gives code of no known source; their costs stay.
+ * callgrind_annotate annotates each source file it can open from the lines
+ * of its self costs, line 0 dropped; a file with none left (costs only at
+ * line 0, or only calls: a caller all of whose samples are in its callees)
+ * is read as an empty list, and it warns. Such a file gets a self cost of
+ * 0 at its first call's line; one with no line at all is written as "???",
+ * the name valgrind gives code of no known source. Every cost stays.
  */
-static void hide_lineless_files(struct cg *cg)
+static void fit_files_to_annotate(struct cg *cg)
 {
 	uint32_t unknown = strtab_intern_n(&cg->files, "???", 3);
 	bool *lined = xcalloc(cg->files.nr, sizeof(*lined));
-	uint32_t i;
+	uint32_t i, nr_calls = cg->nr_calls;
 
 	for (i = 0; i < cg->nr_selfs; i++)
 		if (cg->selfs[i].line)
 			lined[cg->funcs[cg->selfs[i].func].file] = true;
-	for (i = 0; i < cg->nr_calls; i++)
-		if (cg->calls[i].line)
-			lined[cg->funcs[cg->calls[i].caller].file] = true;
+	for (i = 0; i < nr_calls; i++) {
+		const struct cg_call *c = &cg->calls[i];
+		struct cg_frame at = { c->caller, c->line };
+
+		if (c->line && !lined[cg->funcs[c->caller].file]) {
+			self_add(cg, &at, 0);
+			lined[cg->funcs[c->caller].file] = true;
+		}
+	}
 	for (i = 0; i < cg->nr_funcs; i++)
 		if (!lined[cg->funcs[i].file])
 			cg->funcs[i].file = unknown;
@@ -501,7 +509,7 @@ int write_callgrind(FILE *out, const struct profile *p, const struct write_optio
 	}
 	for (i = 0; i < cg.nr_paths; i++)
 		path_walk(&cg, &cg.paths[i]);
-	hide_lineless_files(&cg);
+	fit_files_to_annotate(&cg);
 
 	write_header(out, &cg, total);
 	write_body(out, &cg);

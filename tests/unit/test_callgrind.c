@@ -111,6 +111,7 @@ static void test_small(void)
 		    "\n"
 		    "fl=(1) /src/app.c\n"
 		    "fn=(1) main\n"
+		    "20 0\n"
 		    "cfl=(1)\n"
 		    "cfn=(2) work;odd?name\n"
 		    "calls=7 0\n"
@@ -153,6 +154,7 @@ static void test_small(void)
 		    "\n"
 		    "fl=(1) /src/app.c\n"
 		    "fn=(1) main\n"
+		    "20 0\n"
 		    "cfl=(1)\n"
 		    "cfn=(2) work;odd?name\n"
 		    "calls=7 0\n"
@@ -526,6 +528,7 @@ static void test_inline(void)
 		    "\n"
 		    "fl=(1) /src/b.c\n"
 		    "fn=(1) b\n"
+		    "9 0\n"
 		    "cfl=(2) /src/inl.h\n"
 		    "cfn=(2) inl\n"
 		    "calls=1 0\n"
@@ -556,8 +559,9 @@ static void test_inline(void)
 
 /*
  * main in /src/main.c at no known line calls run (/src/job.py, first line
- * 12, no line either) which calls leaf at /src/main.c:30. A file with only
- * line-0 costs would make callgrind_annotate read an empty line list.
+ * 12, no line either) which calls leaf at /src/leaf.c:30. A file with only
+ * line-0 costs, or only calls (job.py), would make callgrind_annotate read
+ * an empty line list: job.py gets a self cost of 0 at its call's line.
  */
 static void test_no_line(void)
 {
@@ -581,6 +585,7 @@ static void test_no_line(void)
 		    "\n"
 		    "fl=(1) /src/job.py\n"
 		    "fn=(1) run (job.py:12)\n"
+		    "12 0\n"
 		    "cfl=(2) /src/leaf.c\n"
 		    "cfn=(2) leaf\n"
 		    "calls=2 0\n"
@@ -605,7 +610,7 @@ static void test_no_line(void)
 		    "0 3\n"
 		    "\n"
 		    "totals: 3\n",
-		    "callgrind: no line: a Python frame at its first line, a file of no line as ???");
+		    "callgrind: no line: a Python frame at its first line, a file of calls only given a 0 at one, a file of no line as ???");
 	free(out);
 	profile_release(&p);
 }
