@@ -32,7 +32,10 @@ const volatile bool dwarf_unwind = false;	/* --unwind dwarf */
 const volatile bool cfi_unwind = false;		/* --unwind auto: walk user stacks here */
 const volatile __u32 stack_copy_bytes = 16384;	/* --stack-size, a multiple of 1 KiB */
 
-/* The map set the program writes to; flipped by userspace through .bss. */
+/*
+ * The map set the program writes to is active_set & 1; userspace adds one
+ * at each drain, so the whole number also says which drain it is.
+ */
 __u32 active_set = 0;
 
 #define STACK_MAP(name)							\
@@ -218,7 +221,8 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	_Static_assert(BPFPROF_MAX_DEPTH == 0x7f, "the mask below is BPFPROF_MAX_DEPTH");
 	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
 	r->unwind = key->unwind;
-	r->reserved = 0;
+	r->state = key->state;
+	r->value = 1;
 	pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
 	if (!pw || bpf_probe_read_kernel(&r->py, sizeof(r->py), &pw->stack))
 		r->py.n = 0;
@@ -483,5 +487,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	return 0;
 }
+
+#include "offcpu.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -36,6 +36,11 @@ static const char usage_text[] =
 	"  -K, --kernel-only           kernel stacks only, no user frames\n"
 	"  -I, --idle                  include the idle task (pid 0)\n"
 	"      --per-pid               root frame \"comm-PID\" instead of \"comm\"\n"
+	"      --off-cpu               time threads spend off the CPU (waiting, sleeping, preempted),\n"
+	"                              by the stack they left with, in microseconds; no CPU samples\n"
+	"      --wall                  each thread's wall time: CPU samples at -F and its time off the\n"
+	"                              CPU in the same unit (needs -p, -t or --cgroup)\n"
+	"      --min-block USECS       off-CPU times shorter than USECS are not counted (default 0)\n"
 	"  -f, --format FORMAT         folded, pprof, callgrind or svg (default: from -o's name, else folded)\n"
 	"  -o, --output FILE           write to FILE instead of stdout; may be given several times\n"
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
@@ -66,6 +71,9 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_BTF,
 	OPT_NO_PYTHON,
+	OPT_OFF_CPU,
+	OPT_WALL,
+	OPT_MIN_BLOCK,
 };
 
 static const struct option long_options[] = {
@@ -89,6 +97,9 @@ static const struct option long_options[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "btf", required_argument, NULL, OPT_BTF },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -389,7 +400,7 @@ static char *join_args(int argc, char **argv)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	const char *cpu_arg = NULL, *stack_size_arg = NULL;
+	const char *cpu_arg = NULL, *stack_size_arg = NULL, *min_block_arg = NULL;
 	uint32_t max_rate;
 	int c, err = 0;
 
@@ -476,6 +487,17 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_NO_PYTHON:
 			o->no_python = true;
 			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_WALL:
+			o->wall = true;
+			break;
+		case OPT_MIN_BLOCK:
+			min_block_arg = optarg;
+			err = parse_u32(c, optarg, 0, 3600u * 1000000, "a time in microseconds", NULL,
+					&o->min_block_us);
+			break;
 		case OPT_STACK_SIZE:
 			stack_size_arg = optarg;
 			err = parse_u32(c, optarg, 1024, 65536, "a number of bytes", NULL, &o->stack_size);
@@ -524,6 +546,20 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (o->idle && (o->ntgids || o->npids))
 		return usage_error("-I records the idle task (pid 0), which -p and -t leave out; drop "
 				   "-I");
+	if (o->off_cpu && o->wall)
+		return usage_error("--off-cpu and --wall exclude each other: --wall holds the off-CPU "
+				   "time too; give one");
+	if (o->wall && !o->ntgids && !o->npids && !o->cgroup)
+		return usage_error("--wall profiles chosen threads: add -p PID, -t TID or --cgroup PATH "
+				   "(--off-cpu is for the whole machine)");
+	if ((o->off_cpu || o->wall) && o->dwarf_unwind)
+		return usage_error("--unwind dwarf copies stacks at CPU samples only; with %s give "
+				   "--unwind auto or fp", o->off_cpu ? "--off-cpu" : "--wall");
+	if ((o->off_cpu || o->wall) && o->idle)
+		return usage_error("-I records the idle task, which is never off the CPU; drop -I");
+	if (min_block_arg && !o->off_cpu && !o->wall)
+		return usage_error("--min-block %s: off-CPU time is counted only with --off-cpu or "
+				   "--wall; add one, or drop --min-block", min_block_arg);
 	if ((err = resolve_formats(o)))
 		return err;
 	/* Whole stacks through the ring buffer need more room than the fallback alone. */

@@ -100,16 +100,80 @@ static bool walk_cut(uint32_t walk)
 	return end == WALK_DEPTH || end == WALK_FAULT || end == WALK_BAD;
 }
 
+/*
+ * Off-CPU nanoseconds in the profile's unit, to the nearest: microseconds
+ * (--off-cpu), or samples of period_ns (--wall).
+ */
+static uint64_t off_cpu_count(const struct profile *p, uint64_t ns)
+{
+	uint64_t unit = p->kind == PROFILE_WALL && p->period_ns ? p->period_ns : 1000;
+
+	return (ns + unit / 2) / unit;
+}
+
+/* Whether kernel location loc is in the scheduler's own code (.sched.text: __sched functions). */
+static bool in_scheduler(struct collector *c, uint32_t loc)
+{
+	uint64_t addr = c->profile->locations[loc].address;
+
+	if (!c->sched_text_end) {
+		const struct kallsyms *ks = &c->symbolizer->kernel.kallsyms;
+
+		c->sched_text_start = kallsyms_address(ks, "__sched_text_start");
+		c->sched_text_end = kallsyms_address(ks, "__sched_text_end");
+		if (!c->sched_text_end)
+			c->sched_text_end = 1;	/* not known: nothing is */
+	}
+	return addr >= c->sched_text_start && addr < c->sched_text_end;
+}
+
+/*
+ * An off-CPU stack's leaf, given its nk kernel frames at frames[1..]: why
+ * the thread waited at frames[0], then the kernel's frames that chose to
+ * wait, returns the frames there are now. The scheduler's own functions
+ * (schedule, do_nanosleep, ...) go, and whatever ran the program before
+ * them (the tracepoint): every off-CPU stack has them, and a block sent
+ * whole, read from the sleeping task, has none (the kernel leaves them out).
+ */
+static uint32_t off_cpu_leaf(struct collector *c, unsigned state, uint32_t *frames, uint32_t nk)
+{
+	uint32_t i = 0, kept = 0;
+	struct strbuf label;
+
+	while (i < nk && !in_scheduler(c, frames[1 + i]))
+		i++;
+	if (i == nk)
+		i = 0;	/* no scheduler frame: all the thread's */
+	for (; i < nk; i++)
+		if (!in_scheduler(c, frames[1 + i]))
+			frames[1 + kept++] = frames[1 + i];
+	strbuf_init(&label);
+	strbuf_addf(&label, "[off-cpu: %s]", thread_state_name(state));
+	frames[0] = profile_special_location(c->profile, label.buf);
+	strbuf_release(&label);
+	return kept + 1;
+}
+
 void collector_add(void *ctx, const struct raw_sample *rs)
 {
 	struct collector *c = ctx;
-	/* Kernel and user frames, Python frames in place of the eval calls', a [truncated] root. */
-	uint32_t frames[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + 1], n;
+	/*
+	 * Kernel and user frames, Python frames in place of the eval calls', a
+	 * [truncated] root; off the CPU, why at the leaf.
+	 */
+	uint32_t frames[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + 2], n;
 	struct prof_sample s = { 0 };
+	uint64_t count = rs->count;
 	bool cut;
 
+	if (rs->state != STATE_RUNNING && !(count = off_cpu_count(c->profile, count)))
+		return;
 	/* Leaf first: the kernel part sits below the user part. */
-	n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
+	if (rs->state == STATE_RUNNING)
+		n = locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames);
+	else
+		n = off_cpu_leaf(c, rs->state, frames,
+				 locations(c, &rs->kstack, rs->tgid, rs->gen, true, frames + 1));
 	if (rs->user) {
 		const struct raw_user_state *u = rs->user;
 		struct unwind_regs regs = { u->ip, u->sp, u->bp, rs->kstack.n > 0 };
@@ -136,7 +200,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.tid = rs->pid;
 	s.comm = strtab_intern_n(&c->profile->strings, rs->comm, strnlen(rs->comm, sizeof(rs->comm)));
 	s.cgroup_id = rs->cgroup_id;
-	s.count = rs->count;
+	s.count = count;
+	s.state = rs->state;
 	profile_add_sample(c->profile, &s);
 	if (rs->cgroup_id && !profile_cgroup(c->profile, rs->cgroup_id)) {
 		const char *path = cgroups_path(&c->cgroups, rs->cgroup_id);

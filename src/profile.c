@@ -441,6 +441,7 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 	q.cgroup_index = p->cgroup_index;
 	q.start_wall_ns = p->start_wall_ns;
 	q.duration_ns = p->duration_ns;
+	q.kind = p->kind;
 	q.frequency = p->frequency;
 	q.period_ns = p->period_ns;
 	q.command_line = p->command_line;
@@ -527,6 +528,13 @@ void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path)
 }
 
 /* Names ------------------------------------------------------------------ */
+
+const char *thread_state_name(unsigned state)
+{
+	static const char *const names[] = { "running", "sleeping", "uninterruptible", "runnable" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
+}
 
 const char *frame_kind_suffix(enum frame_kind kind)
 {

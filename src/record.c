@@ -599,6 +599,9 @@ static void configure_sampler(struct sampler_config *cfg, const struct options *
 	cfg->npids = o->npids;
 	cfg->cgroup_fd = cgroup_fd;
 	cfg->include_idle = o->idle;
+	cfg->cpu_samples = !o->off_cpu;
+	cfg->off_cpu = o->off_cpu || o->wall;
+	cfg->min_block_ns = (uint64_t)o->min_block_us * 1000;
 	cfg->kernel_stacks = !o->user_only;
 	cfg->user_stacks = !o->kernel_only;
 	cfg->stack_storage_size = o->stack_storage_size;
@@ -709,6 +712,10 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 
 	symbolizer_init(&ss.sym);
 	ss.sym.unwinding = o->dwarf_unwind;
+	/* The collector converts off-CPU time to the profile's unit as it goes. */
+	prof->kind = o->off_cpu ? PROFILE_OFF_CPU : o->wall ? PROFILE_WALL : PROFILE_CPU;
+	prof->frequency = o->frequency;
+	prof->period_ns = 1000000000ULL / o->frequency;
 	collector_init(&ss.coll, prof, &ss.sym);
 	ss.coll.keep_pids = o->per_pid;
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
@@ -738,8 +745,6 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 	      stop_signal ? "the stop signal" : "sampling ended");
 	symbolizer_name_late_jit(&ss.sym, prof);
-	prof->frequency = o->frequency;
-	prof->period_ns = 1000000000ULL / o->frequency;
 	prof->command_line = xstrdup(o->command_line);
 	sampler_stats(ss.sampler, st);
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;

@@ -72,6 +72,8 @@ struct sampler {
 	void (*on_table_request)(void *ctx, const struct table_request *r);
 	void *ctx;
 	unsigned active;	/* the set the program writes to */
+	uint32_t flips;		/* drains begun: active_set, whose lowest bit is active */
+	bool off_cpu;		/* on_switch attached at the start */
 	bool walking;		/* --unwind auto */
 	bool python;		/* and Python frames with it */
 	const int *cpus;	/* the config's: perf events on these, at this frequency */
@@ -128,6 +130,9 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->user_stacks = cfg->user_stacks;
 	skel->rodata->dwarf_unwind = cfg->dwarf_unwind;
 	skel->rodata->cfi_unwind = cfg->cfi_unwind;
+	skel->rodata->off_cpu = cfg->off_cpu;
+	skel->rodata->min_block_ns = cfg->min_block_ns;
+	bpf_program__set_autoload(skel->progs.on_switch, cfg->off_cpu);
 	s->walking = cfg->cfi_unwind;
 	/* Python processes are found by their mappings, which only the walk reads. */
 	s->python = cfg->cfi_unwind && cfg->python_frames;
@@ -253,7 +258,19 @@ int sampler_start(struct sampler *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->ncpus; i++) {
+	if (s->off_cpu) {
+		struct bpf_link *link = bpf_program__attach(s->skel->progs.on_switch);
+
+		if (!link) {
+			int err = -errno;
+
+			error("cannot attach the BPF program to the scheduler's switch: %s",
+			      strerror(-err));
+			return err;
+		}
+		s->links[s->nr_links++] = link;
+	}
+	for (i = 0; i < s->ncpus && s->event_fds; i++) {
 		struct bpf_link *link;
 		int err;
 
@@ -337,7 +354,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			on_dwarf_record(s, data, size);
 		return 0;
 	}
-	if (size < offsetof(struct fallback_record, ips))
+	if (size < offsetof(struct fallback_record, ips) || r->state >= STATE_MAX)
 		return 0;
 	/* __u64 and uint64_t are the same width but distinct types. */
 	rs.kstack.ips = (const uint64_t *)r->ips;
@@ -348,8 +365,14 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	rs.kstack.n = stack_depth(rs.kstack.ips, rs.kstack.n);
 	rs.ustack.n = stack_depth(rs.ustack.ips, rs.ustack.n);
-	s->stats.received++;
 	head_sample(&r->head, &rs);
+	if (r->head.kind == RECORD_OFF_CPU) {
+		rs.state = r->state;
+		rs.count = r->value;
+		s->stats.received_off_ns += r->value;
+	} else {
+		s->stats.received++;
+	}
 	rs.walk = r->unwind;
 	rs.py.frames = r->py.frames;
 	rs.py.n = r->py.n < PY_MAX_FRAMES ? r->py.n : PY_MAX_FRAMES;
@@ -633,7 +656,11 @@ static int read_set(struct sampler *s, unsigned set)
 				rs.py.end = py->end;
 			}
 			rs.count = s->values[i];
-			s->stats.drained[set] += rs.count;
+			rs.state = k->state < STATE_MAX ? k->state : STATE_SLEEPING;
+			if (rs.state == STATE_RUNNING)
+				s->stats.drained[set] += rs.count;
+			else
+				s->stats.drained_off_ns[set] += rs.count;
 			s->on_sample(s->ctx, &rs);
 		}
 		/* A long read (many new stacks to name) must not let the ring buffer fill. */
@@ -721,7 +748,8 @@ static void wait_for_programs(void)
 /* Counts read from a set must equal the samples the program put into it. */
 static void check_accounting(struct sampler *s, unsigned set)
 {
-	if (s->stats.drained[set] == s->stats.total[STAT_COUNTED_SET0 + set])
+	if (s->stats.drained[set] == s->stats.total[STAT_COUNTED_SET0 + set] &&
+	    s->stats.drained_off_ns[set] == s->stats.total[STAT_OFF_NS_SET0 + set])
 		return;
 	s->stats.mismatches++;
 	debug("drain %llu: read %llu samples from set %u, the program counted %llu",
@@ -734,8 +762,9 @@ int sampler_drain(struct sampler *s)
 	unsigned old = s->active;
 	int err;
 
-	s->active = !old;
-	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
+	s->flips++;
+	s->active = s->flips & 1;
+	__atomic_store_n(&s->skel->bss->active_set, s->flips, __ATOMIC_SEQ_CST);
 	wait_for_programs();
 	s->stats.drains++;
 	if (s->before_read)
@@ -955,8 +984,10 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->cpus = cfg->cpus;
 	s->ncpus = cfg->ncpus;
 	s->frequency = cfg->frequency;
-	s->links = xcalloc(cfg->ncpus + 2, sizeof(*s->links));
-	if ((err = open_events(s)))
+	s->off_cpu = cfg->off_cpu;
+	/* A perf event per CPU, the two trackers, the switch. */
+	s->links = xcalloc(cfg->ncpus + 3, sizeof(*s->links));
+	if (cfg->cpu_samples && (err = open_events(s)))
 		return err;
 	return attach_trackers(s);
 }

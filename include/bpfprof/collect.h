@@ -35,6 +35,7 @@ struct collector {
 	bool keep_pids;		/* --per-pid: exited processes keep their pids when folded */
 	uint32_t exited;	/* processes forgotten since the last fold */
 	size_t fold_bytes;	/* the profile's size that, with enough exited, folds it */
+	uint64_t sched_text_start, sched_text_end;	/* the scheduler's code; 0: not read yet */
 };
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);

@@ -27,6 +27,8 @@ int kallsyms_parse(struct kallsyms *ks, const char *text, size_t len);
 int kallsyms_load(struct kallsyms *ks, const char *path);
 void kallsyms_release(struct kallsyms *ks);
 
+/* The address of vmlinux's symbol name (a linear search), or 0. */
+uint64_t kallsyms_address(const struct kallsyms *ks, const char *name);
 /* The symbol covering addr (the last one at or below it), or NULL. */
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr);
 static inline const char *ksym_name(const struct kallsyms *ks, const struct ksym *s)

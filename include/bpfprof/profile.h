@@ -76,7 +76,8 @@ struct prof_sample {
 	uint32_t tid;		/* thread */
 	uint32_t comm;		/* string: thread name */
 	uint64_t cgroup_id;
-	uint64_t count;
+	uint64_t count;		/* in the profile's unit (profile_kind) */
+	uint8_t state;		/* enum thread_state (sample.h): running, or why off the CPU */
 };
 
 /* A cgroup v2 id (the directory's inode) and its path under the cgroup v2 mount. */
@@ -84,6 +85,20 @@ struct prof_cgroup {
 	uint64_t id;
 	uint32_t path;		/* string, e.g. "/system.slice/ssh.service" */
 };
+
+/*
+ * What the counts are: CPU samples (period_ns of CPU each); microseconds off
+ * the CPU (--off-cpu); or wall time in samples (--wall: CPU samples, and
+ * off-CPU time in period_ns units).
+ */
+enum profile_kind {
+	PROFILE_CPU,
+	PROFILE_OFF_CPU,
+	PROFILE_WALL,
+};
+
+/* The name of a thread_state, as labels and frames say it: "running", "sleeping", ... */
+const char *thread_state_name(unsigned state);
 
 struct profile {
 	struct strtab strings;
@@ -121,6 +136,7 @@ struct profile {
 	uint64_t exited_pids, exited_tids;
 
 	/* What the run was. */
+	enum profile_kind kind;
 	uint64_t start_wall_ns;	/* wall clock when sampling started */
 	uint64_t duration_ns;
 	uint32_t frequency;	/* samples per second per CPU */

@@ -31,6 +31,22 @@ struct sample_key {
 	__u64 ustack_hash;
 	/* The thread's Python frames, in pystacks of the same set by this hash; 0: none */
 	__u64 py_hash;
+	/* enum thread_state: 0 a CPU sample (counted in samples), else off-CPU time (in ns) */
+	__u32 state;
+	__u32 reserved;
+};
+
+/*
+ * What a thread was doing: on the CPU (a sample), or, off it, why it left
+ * (--off-cpu, --wall): asleep (interruptible: a sleep, a poll, a lock),
+ * uninterruptible (disk, some locks), or preempted while still runnable.
+ */
+enum thread_state {
+	STATE_RUNNING = 0,
+	STATE_SLEEPING,
+	STATE_UNINTERRUPTIBLE,
+	STATE_RUNNABLE,
+	STATE_MAX
 };
 
 /* Why a sample went through the ring buffer instead of the counts map. */
@@ -45,6 +61,7 @@ enum fallback_cause {
 enum record_kind {
 	RECORD_FALLBACK = 1,	/* struct fallback_record */
 	RECORD_DWARF = 2,	/* struct dwarf_record */
+	RECORD_OFF_CPU = 3,	/* struct fallback_record: off-CPU time whose stacks' set was drained */
 };
 
 /* What every ring buffer record starts with: whose sample it is. */
@@ -69,7 +86,8 @@ struct fallback_record {
 	__u32 cause;		/* enum fallback_cause */
 	__s32 ustack_bytes;
 	__u32 unwind;		/* as in struct sample_key */
-	__u32 reserved;
+	__u32 state;		/* enum thread_state */
+	__u64 value;		/* RECORD_OFF_CPU: nanoseconds off the CPU; else 1 sample */
 	struct py_stack py;	/* the thread's Python frames (py.n 0: none) */
 	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
@@ -137,6 +155,18 @@ enum stat_index {
 	STAT_PY_END,		/* walks that found frames, by how they ended (enum py_walk_end) */
 	STAT_PYSTACKS_FULL = STAT_PY_END + PY_WALK_END_MAX,	/* a pystacks map had no room */
 	STAT_PY_NOTICES_LOST,	/* a new Python stack not sent at once: its ring buffer was full */
+	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
+	STAT_OFF_SWITCHES,	/* a followed thread left the CPU: its stacks recorded */
+	STAT_OFF_NO_ROOM,	/* ... but no task storage could be had for it: not followed */
+	STAT_OFF_SHORT,		/* back within --min-block: not counted */
+	STAT_OFF_COUNTED_SET0,	/* blocks counted in counts0 */
+	STAT_OFF_COUNTED_SET1,
+	STAT_OFF_NS_SET0,	/* their nanoseconds */
+	STAT_OFF_NS_SET1,
+	STAT_OFF_SENT,		/* blocks sent whole through the ring buffer (their set was drained) */
+	STAT_OFF_SENT_NS,
+	STAT_OFF_LOST,		/* ... the ring buffer was full: lost */
+	STAT_OFF_LOST_NS,
 	STAT_MAX
 };
 

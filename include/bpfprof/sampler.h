@@ -57,7 +57,8 @@ struct raw_sample {
 	const struct raw_user_state *user;	/* non-NULL: unwind this, ustack is empty */
 	uint32_t walk;		/* --unwind auto: how ustack was walked (unwind_row.h's WALK_*) */
 	struct raw_python py;
-	uint64_t count;
+	uint32_t state;		/* enum thread_state: STATE_RUNNING, a sample; else off-CPU */
+	uint64_t count;		/* samples; off-CPU: nanoseconds */
 };
 
 typedef void sample_fn(void *ctx, const struct raw_sample *s);
@@ -72,6 +73,9 @@ struct sampler_config {
 	size_t npids;
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	bool include_idle, kernel_stacks, user_stacks;
+	bool cpu_samples;	/* a CPU-clock event per CPU at frequency */
+	bool off_cpu;		/* follow threads as they leave the CPU and come back */
+	uint64_t min_block_ns;	/* off-CPU times shorter than this are not counted */
 	bool dwarf_unwind;	/* copy registers and stack for userspace to unwind */
 	bool cfi_unwind;	/* walk user stacks in the program with unwind tables */
 	bool python_frames;	/* and read Python processes' frames (with cfi_unwind only) */
@@ -101,7 +105,9 @@ struct sampler_stats {
 	uint64_t *recorded_per_cpu;	/* [possible CPUs]: user + kernel mode samples */
 	int nr_cpus;			/* possible CPUs */
 	uint64_t drained[2];		/* counts read from each set, all drains */
+	uint64_t drained_off_ns[2];	/* off-CPU nanoseconds read from each set */
 	uint64_t received;		/* ring buffer records read */
+	uint64_t received_off_ns;	/* off-CPU nanoseconds sent whole and read */
 	uint64_t drains;
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	uint64_t sideband_lost;		/* side-band records the kernel dropped (set by the caller) */

@@ -269,6 +269,16 @@ void kallsyms_release(struct kallsyms *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
+uint64_t kallsyms_address(const struct kallsyms *ks, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ks->nr; i++)
+		if (!ks->syms[i].module && !strcmp(ks->names + ks->syms[i].name, name))
+			return ks->syms[i].addr;
+	return 0;
+}
+
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 {
 	/* The last symbol at or below addr covers it. */

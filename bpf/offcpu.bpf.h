@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * --off-cpu and --wall: where threads wait. At the scheduler's switch, a
+ * followed thread leaving the CPU has its stacks recorded as a CPU sample's
+ * are (kernel stack id, user stack walked, Python frames) into the active
+ * set, and its key kept in its task storage; when it comes back, the time
+ * it was away is added to that key's count, in nanoseconds, in the kernel.
+ *
+ * The key's stacks are in the maps of the set that was active when it
+ * left. If a drain has read that set since (a block across a drain), they
+ * are gone: the block is sent whole through the ring buffer instead, its
+ * kernel stack read from the sleeping task, its user and Python frames
+ * from the copies its task storage keeps. Task storage goes with the task,
+ * so a thread that exits while off the CPU leaves nothing behind.
+ *
+ * Included by profile.bpf.c: it shares its maps, filters and walks.
+ */
+#ifndef BPFPROF_OFFCPU_BPF_H
+#define BPFPROF_OFFCPU_BPF_H
+
+const volatile bool off_cpu = false;		/* --off-cpu or --wall */
+const volatile __u64 min_block_ns = 0;		/* --min-block */
+
+/* task_struct's __state bits (include/linux/sched.h). */
+#define BPFPROF_TASK_INTERRUPTIBLE	0x0001
+#define BPFPROF_TASK_UNINTERRUPTIBLE	0x0002
+#define BPFPROF_TASK_NOLOAD		0x0400
+
+/* A followed thread, while it is off the CPU. */
+struct offcpu_task {
+	__u64 since;		/* when it left the CPU; 0: it is on one */
+	__u32 epoch;		/* active_set then: its stacks are in the maps of set epoch & 1 */
+	__u32 nu;		/* frames in ustack */
+	struct sample_key key;
+	__u64 ustack[BPFPROF_MAX_DEPTH];	/* its user stack, for a block across a drain */
+	struct py_stack py;			/* its Python frames, likewise (if key.py_hash) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
+
+/* Why prev leaves the CPU: preempted (still runnable), or the sleep it chose. */
+static __always_inline __u32 leaving_state(struct task_struct *prev, bool preempt)
+{
+	unsigned int state = BPF_CORE_READ(prev, __state);
+
+	if (preempt || !(state & (BPFPROF_TASK_INTERRUPTIBLE | BPFPROF_TASK_UNINTERRUPTIBLE)))
+		return STATE_RUNNABLE;
+	/* TASK_IDLE (uninterruptible, no load): a kernel thread waiting for work. */
+	if ((state & BPFPROF_TASK_UNINTERRUPTIBLE) && !(state & BPFPROF_TASK_NOLOAD))
+		return STATE_UNINTERRUPTIBLE;
+	return STATE_SLEEPING;
+}
+
+/* The kernel stack of the current task into the set's stack map, as stack_id() does. */
+static __always_inline __s32 offcpu_kstack(void *ctx, __u32 set, struct sample_stats *st)
+{
+	long id = set ? bpf_get_stackid(ctx, &stacks1, 0) : bpf_get_stackid(ctx, &stacks0, 0);
+
+	if (id >= 0)
+		return id;
+	if (id == -EEXIST) {
+		st->v[STAT_KSTACK_COLLISION]++;
+		st->v[STAT_COLLISION_SET0 + set]++;
+	} else if (id == -ENOMEM) {
+		st->v[STAT_KSTACK_FULL]++;
+	}
+	return BPFPROF_NO_STACK;
+}
+
+/* prev (the current task) leaves the CPU: its key and stacks recorded. */
+static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool preempt,
+				     __u32 epoch, struct sample_stats *st)
+{
+	__u32 zero = 0, set = epoch & 1, walked = 0, nu;
+	struct walked_stack *w;
+	struct offcpu_task *e;
+	struct py_walk *pw;
+	struct sample_key *key;
+	int cause = -1;
+	bool whole;
+	__u32 *gen;
+
+	if (!prev->pid || !wanted(prev->tgid, prev->pid))
+		return;
+	e = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e) {
+		st->v[STAT_OFF_NO_ROOM]++;
+		return;
+	}
+	st->v[STAT_OFF_SWITCHES]++;
+	key = &e->key;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->tgid = prev->tgid;
+	key->pid = prev->pid;
+	key->state = leaving_state(prev, preempt);
+	key->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(key->comm, sizeof(key->comm));
+	gen = bpf_map_lookup_elem(&proc_gen, &key->tgid);
+	key->gen = gen ? *gen : 0;
+	key->kstack_id = kernel_stacks ? offcpu_kstack(ctx, set, st) : BPFPROF_NO_STACK;
+	key->ustack_id = BPFPROF_NO_STACK;
+	e->nu = 0;
+	if (user_stacks && cfi_unwind && walk_user_stack(NULL, false, key, st, &walked)) {
+		store_walked(set, key, st, &cause);
+		nu = walked;
+		asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
+		w = bpf_map_lookup_elem(&walk_scratch, &zero);
+		if (w && nu && !bpf_probe_read_kernel(e->ustack, nu * sizeof(__u64), w->ips))
+			e->nu = nu;
+	} else if (user_stacks && !cfi_unwind) {
+		/* Frame pointers: the stack map's id, and a copy for a block across a drain. */
+		key->ustack_id = set ? bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK)
+				     : bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
+		if (key->ustack_id < 0)
+			key->ustack_id = BPFPROF_NO_STACK;
+		nu = frames_in(bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK));
+		e->nu = nu;
+	}
+	if (python_frames && cfi_unwind) {
+		python_sample(key, set, st);
+		pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+		if (!pw || bpf_probe_read_kernel(&e->py, sizeof(e->py), &pw->stack))
+			e->py.n = 0;
+	}
+	/* A stack the maps could not take: the block goes whole when it ends. */
+	whole = cause >= 0 || (kernel_stacks && key->kstack_id == BPFPROF_NO_STACK);
+	e->epoch = whole ? ~epoch : epoch;
+	e->since = bpf_ktime_get_ns();
+}
+
+/* The count of key in the set, plus value; false if the map is full. */
+static __always_inline bool count_value(__u32 set, const struct sample_key *key, __u64 value)
+{
+	void *counts = set ? (void *)&counts1 : (void *)&counts0;
+	__u64 *v = bpf_map_lookup_elem(counts, key);
+
+	if (v) {
+		__sync_fetch_and_add(v, value);
+		return true;
+	}
+	if (bpf_map_update_elem(counts, key, &value, BPF_NOEXIST) == 0)
+		return true;
+	v = bpf_map_lookup_elem(counts, key);
+	if (v) {
+		__sync_fetch_and_add(v, value);
+		return true;
+	}
+	return false;
+}
+
+/* A block whose stacks' set was drained since: sent whole, its stacks copied. */
+static __always_inline void send_block(struct task_struct *next, struct offcpu_task *e, __u64 ns,
+				       struct sample_stats *st)
+{
+	struct fallback_record *r;
+	__u32 zero = 0, nk, nu;
+	__u64 size;
+
+	r = bpf_map_lookup_elem(&fallback_scratch, &zero);
+	if (!r)
+		return;
+	fill_head(&r->head, RECORD_OFF_CPU, &e->key);
+	r->cause = 0;
+	r->unwind = e->key.unwind;
+	r->state = e->key.state;
+	r->value = ns;
+	/* It has not run since it left: its kernel stack is where it stopped. */
+	r->head.kstack_bytes = kernel_stacks
+		? bpf_get_task_stack(next, r->ips, BPFPROF_MAX_DEPTH * sizeof(__u64), 0) : -EFAULT;
+	nk = frames_in(r->head.kstack_bytes);
+	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
+	nu = e->nu;
+	asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
+	r->ustack_bytes = nu && !bpf_probe_read_kernel(&r->ips[nk], nu * sizeof(__u64), e->ustack)
+		? nu * sizeof(__u64) : -EFAULT;
+	nu = frames_in(r->ustack_bytes);
+	if (!e->key.py_hash || bpf_probe_read_kernel(&r->py, sizeof(r->py), &e->py))
+		r->py.n = 0;
+	size = __builtin_offsetof(struct fallback_record, ips) + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(*r))
+		size = sizeof(*r);
+	if (bpf_ringbuf_output(&fallback, r, size, 0)) {
+		st->v[STAT_OFF_LOST]++;
+		st->v[STAT_OFF_LOST_NS] += ns;
+		return;
+	}
+	st->v[STAT_OFF_SENT]++;
+	st->v[STAT_OFF_SENT_NS] += ns;
+}
+
+/* next comes back on the CPU: the time it was away added to the key it left with. */
+static __always_inline void back_on_cpu(struct task_struct *next, __u32 epoch,
+					struct sample_stats *st)
+{
+	struct offcpu_task *e;
+	__u32 set = epoch & 1;
+	__u64 ns;
+
+	if (!next->pid)
+		return;
+	e = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	if (!e || !e->since)
+		return;
+	ns = bpf_ktime_get_ns() - e->since;
+	e->since = 0;
+	if (ns < min_block_ns) {
+		st->v[STAT_OFF_SHORT]++;
+		return;
+	}
+	if (e->epoch == epoch && count_value(set, &e->key, ns)) {
+		st->v[STAT_OFF_COUNTED_SET0 + set]++;
+		st->v[STAT_OFF_NS_SET0 + set] += ns;
+		return;
+	}
+	send_block(next, e, ns, st);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 zero = 0, epoch = active_set;
+	struct sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+	if (!st)
+		return 0;
+	back_on_cpu(next, epoch, st);
+	left_cpu(ctx, prev, preempt, epoch, st);
+	return 0;
+}
+
+#endif
