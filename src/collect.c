@@ -104,6 +104,8 @@ static bool walk_cut(uint32_t walk)
  * Off-CPU nanoseconds in the profile's unit, to the nearest: microseconds
  * (--off-cpu), or samples of period_ns (--wall).
  */
+_Static_assert(PROF_STATES == STATE_MAX, "profile.h's states are sample.h's");
+
 static uint64_t off_cpu_count(const struct profile *p, uint64_t ns)
 {
 	uint64_t unit = p->kind == PROFILE_WALL && p->period_ns ? p->period_ns : 1000;

@@ -261,6 +261,23 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0;
 }
 
+/* --off-cpu, --wall: what the switches gave, and what could not be counted. */
+static void summarize_off_cpu(const struct sampler_stats *st)
+{
+	const uint64_t *t = st->total;
+
+	fprintf(stderr, "bpfprof: off-CPU: threads left the CPU %llu times; %llu waits counted "
+		"(%.3f s), %llu of them across a drain (sent whole), %llu shorter than --min-block; "
+		"lost %llu (%.3f s: the ring buffer was full), %llu not followed (no task storage)\n",
+		(unsigned long long)t[STAT_OFF_SWITCHES],
+		(unsigned long long)(t[STAT_OFF_COUNTED_SET0] + t[STAT_OFF_COUNTED_SET1] +
+				     t[STAT_OFF_SENT]),
+		(t[STAT_OFF_NS_SET0] + t[STAT_OFF_NS_SET1] + t[STAT_OFF_SENT_NS]) / 1e9,
+		(unsigned long long)t[STAT_OFF_SENT], (unsigned long long)t[STAT_OFF_SHORT],
+		(unsigned long long)t[STAT_OFF_LOST], t[STAT_OFF_LOST_NS] / 1e9,
+		(unsigned long long)t[STAT_OFF_NO_ROOM]);
+}
+
 static void summarize(const struct options *o, const struct profile *p,
 		      const struct sampler_stats *st, double seconds)
 {
@@ -277,12 +294,21 @@ static void summarize(const struct options *o, const struct profile *p,
 			    o->cpus[i] < st->nr_cpus
 				    ? (unsigned long long)st->recorded_per_cpu[o->cpus[i]]
 				    : 0ULL);
-	fprintf(stderr, "bpfprof: %.1f s at %u Hz on %zu CPU%s: %llu samples (%s)\n", seconds,
-		o->frequency, o->ncpus, o->ncpus == 1 ? "" : "s", (unsigned long long)rec, sb.buf);
-	fprintf(stderr, "bpfprof: user %.1f%%, kernel %.1f%%; idle %llu %s, filtered out %llu\n",
-		pct(t[STAT_USER_MODE], rec), pct(t[STAT_KERNEL_MODE], rec),
-		(unsigned long long)t[STAT_IDLE], o->idle ? "recorded" : "skipped (-I records them)",
-		(unsigned long long)t[STAT_FILTERED]);
+	if (o->off_cpu) {
+		fprintf(stderr, "bpfprof: %.1f s of threads leaving the CPU and coming back\n",
+			seconds);
+	} else {
+		fprintf(stderr, "bpfprof: %.1f s at %u Hz on %zu CPU%s: %llu samples (%s)\n",
+			seconds, o->frequency, o->ncpus, o->ncpus == 1 ? "" : "s",
+			(unsigned long long)rec, sb.buf);
+		fprintf(stderr, "bpfprof: user %.1f%%, kernel %.1f%%; idle %llu %s, filtered out "
+			"%llu\n", pct(t[STAT_USER_MODE], rec), pct(t[STAT_KERNEL_MODE], rec),
+			(unsigned long long)t[STAT_IDLE],
+			o->idle ? "recorded" : "skipped (-I records them)",
+			(unsigned long long)t[STAT_FILTERED]);
+	}
+	if (o->off_cpu || o->wall)
+		summarize_off_cpu(st);
 
 	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
 	       t[STAT_LOST_DWARF];

@@ -77,7 +77,7 @@ struct prof_sample {
 	uint32_t comm;		/* string: thread name */
 	uint64_t cgroup_id;
 	uint64_t count;		/* in the profile's unit (profile_kind) */
-	uint8_t state;		/* enum thread_state (sample.h): running, or why off the CPU */
+	uint8_t state;		/* < PROF_STATES: running (0), or why off the CPU */
 };
 
 /* A cgroup v2 id (the directory's inode) and its path under the cgroup v2 mount. */
@@ -97,7 +97,9 @@ enum profile_kind {
 	PROFILE_WALL,
 };
 
-/* The name of a thread_state, as labels and frames say it: "running", "sleeping", ... */
+/* A sample's state: sample.h's enum thread_state, which writers need not know. */
+#define PROF_STATES 4		/* running, sleeping, uninterruptible, runnable */
+/* The name of a state, as labels and frames say it: "running", "sleeping", ... */
 const char *thread_state_name(unsigned state);
 
 struct profile {

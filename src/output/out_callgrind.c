@@ -427,12 +427,19 @@ static void write_header(FILE *out, const struct cg *cg, uint64_t total)
 		fprintf(out, "cmd: %s\n", cmd.buf);
 		strbuf_release(&cmd);
 	}
-	if (p->frequency)
+	if (p->kind == PROFILE_OFF_CPU)
+		fprintf(out, "desc: Trigger: threads leaving the CPU, for %.3f s: the time until "
+			"they ran again, in microseconds\n", p->duration_ns / 1e9);
+	else if (p->kind == PROFILE_WALL)
+		fprintf(out, "desc: Trigger: CPU clock at %u Hz per CPU and threads leaving the CPU, "
+			"for %.3f s: a sample is %llu ns of wall time, on or off the CPU\n",
+			p->frequency, p->duration_ns / 1e9, (unsigned long long)p->period_ns);
+	else if (p->frequency)
 		fprintf(out, "desc: Trigger: CPU clock at %u Hz per CPU for %.3f s, "
 			"a sample is %llu ns of CPU time\n",
 			p->frequency, p->duration_ns / 1e9, (unsigned long long)p->period_ns);
-	fprintf(out, "positions: line\nevents: Samples\nsummary: %llu\n",
-		(unsigned long long)total);
+	fprintf(out, "positions: line\nevents: %s\nsummary: %llu\n",
+		p->kind == PROFILE_OFF_CPU ? "OffCPU_us" : "Samples", (unsigned long long)total);
 }
 
 static void write_body(FILE *out, struct cg *cg)

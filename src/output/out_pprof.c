@@ -76,7 +76,11 @@ enum {
 	S_TID,
 	S_COMM,
 	S_CGROUP,
-	S_COMMAND_LINE,
+	S_OFF_CPU,
+	S_WALL,
+	S_STATE,
+	S_STATE_NAMES,		/* thread_state_name() of each enum thread_state, in order */
+	S_COMMAND_LINE = S_STATE_NAMES + PROF_STATES,
 	S_COUNT_OF_EXTRA
 };
 
@@ -89,6 +93,9 @@ static const char *const extra_strings[] = {
 	[S_TID] = "tid",
 	[S_COMM] = "comm",
 	[S_CGROUP] = "cgroup",
+	[S_OFF_CPU] = "off_cpu",
+	[S_WALL] = "wall",
+	[S_STATE] = "state",
 };
 
 struct pprof_writer {
@@ -148,7 +155,9 @@ static void emit_samples(struct pprof_writer *w)
 		const struct prof_sample *s = &p->samples[i];
 		uint32_t depth;
 		const uint32_t *frames = profile_stack_frames(p, s->stack, &depth);
-		int64_t values[2] = { (int64_t)s->count, (int64_t)(s->count * p->period_ns) };
+		/* Off the CPU, one value: microseconds as nanoseconds. */
+		int64_t values[2] = { (int64_t)s->count, (int64_t)(s->count * p->period_ns) },
+			off_ns = (int64_t)s->count * 1000;
 		uint32_t cgroup;
 
 		if (!s->count)
@@ -158,7 +167,10 @@ static void emit_samples(struct pprof_writer *w)
 			w->ids[j] = frames[j] + 1;	/* leaf first, as pprof wants */
 		pb_reset(&w->sub);
 		pb_packed_uint64(&w->sub, SAMPLE_LOCATION_ID, w->ids, depth);
-		pb_packed_int64(&w->sub, SAMPLE_VALUE, values, 2);
+		if (p->kind == PROFILE_OFF_CPU)
+			pb_packed_int64(&w->sub, SAMPLE_VALUE, &off_ns, 1);
+		else
+			pb_packed_int64(&w->sub, SAMPLE_VALUE, values, 2);
 		/* Lost samples belong to no process; folded ones to one no longer known. */
 		if (s->comm && s->pid != PROF_PID_EXITED) {
 			add_num_label(w, S_PID, s->pid);
@@ -169,6 +181,8 @@ static void emit_samples(struct pprof_writer *w)
 		cgroup = s->cgroup_id ? profile_cgroup(p, s->cgroup_id) : 0;
 		if (cgroup)
 			add_str_label(w, S_CGROUP, cgroup);
+		if (p->kind != PROFILE_CPU && s->state < PROF_STATES)
+			add_str_label(w, S_STATE, extra(w, S_STATE_NAMES + s->state));
 		emit(w, PROFILE_SAMPLE);
 	}
 }
@@ -255,7 +269,8 @@ static void emit_strings(struct pprof_writer *w)
 	for (i = 0; i < S_COUNT_OF_EXTRA; i++) {
 		pb_reset(&w->field);
 		pb_string(&w->field, PROFILE_STRING_TABLE,
-			  i == S_COMMAND_LINE ? (p->command_line ? p->command_line : "") : extra_strings[i]);
+			  i == S_COMMAND_LINE ? (p->command_line ? p->command_line : "")
+			  : i >= S_STATE_NAMES ? thread_state_name(i - S_STATE_NAMES) : extra_strings[i]);
 		pb_gzip_write(&w->gz, &w->field);
 	}
 }
@@ -264,15 +279,19 @@ static void emit_header(struct pprof_writer *w)
 {
 	const struct profile *p = w->p;
 
-	emit_value_type(w, PROFILE_SAMPLE_TYPE, S_SAMPLES, S_COUNT);
-	emit_value_type(w, PROFILE_SAMPLE_TYPE, S_CPU, S_NANOSECONDS);
-	emit_value_type(w, PROFILE_PERIOD_TYPE, S_CPU, S_NANOSECONDS);
+	/* CPU samples and their CPU time; off-CPU time alone; or wall time, in samples and ns. */
+	int time = p->kind == PROFILE_OFF_CPU ? S_OFF_CPU : p->kind == PROFILE_WALL ? S_WALL : S_CPU;
+
+	if (p->kind != PROFILE_OFF_CPU)
+		emit_value_type(w, PROFILE_SAMPLE_TYPE, S_SAMPLES, S_COUNT);
+	emit_value_type(w, PROFILE_SAMPLE_TYPE, time, S_NANOSECONDS);
+	emit_value_type(w, PROFILE_PERIOD_TYPE, time, S_NANOSECONDS);
 	pb_reset(&w->field);
 	pb_int64(&w->field, PROFILE_TIME_NANOS, p->start_wall_ns);
 	pb_int64(&w->field, PROFILE_DURATION_NANOS, p->duration_ns);
-	pb_int64(&w->field, PROFILE_PERIOD, p->period_ns);
+	pb_int64(&w->field, PROFILE_PERIOD, p->kind == PROFILE_OFF_CPU ? 1000 : p->period_ns);
 	pb_int64(&w->field, PROFILE_COMMENT, extra(w, S_COMMAND_LINE));
-	pb_int64(&w->field, PROFILE_DEFAULT_SAMPLE_TYPE, extra(w, S_CPU));
+	pb_int64(&w->field, PROFILE_DEFAULT_SAMPLE_TYPE, extra(w, time));
 	pb_gzip_write(&w->gz, &w->field);
 }
 

@@ -474,7 +474,7 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 		"<style type=\"text/css\"><![CDATA[\n%s]]></style>\n"
 		"<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var fg_conf = { width: %d, xpad: %d, fh: %d, base: %u, minw: %g, cw: %g, "
-		"total: %llu, hl: '%s' };\n"
+		"total: %llu, hl: '%s', unit: '%s' };\n"
 		"%s]]></script>\n"
 		"<defs><linearGradient id=\"background\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%%\"/>"
@@ -482,7 +482,7 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"url(#background)\"/>\n",
 		WIDTH, height, WIDTH, height, svg_style, WIDTH, XPAD, FRAME_HEIGHT,
 		height - BOTTOM - FRAME_HEIGHT, MIN_WIDTH, CHAR_WIDTH, (unsigned long long)total,
-		HIGHLIGHT, svg_script, WIDTH, height);
+		HIGHLIGHT, p->kind == PROFILE_OFF_CPU ? "us" : "samples", svg_script, WIDTH, height);
 
 	/* The title: the command line, cut when it would not fit. */
 	strbuf_reset(clean);
@@ -506,8 +506,11 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 			strbuf_addf(sb, " at %u Hz", p->frequency);
 		strbuf_addstr(sb, ": ");
 	}
-	if (total)
-		strbuf_addf(sb, "%llu samples", (unsigned long long)total);
+	if (p->kind == PROFILE_OFF_CPU)
+		strbuf_addf(sb, "%llu us off the CPU", (unsigned long long)total);
+	else if (total)
+		strbuf_addf(sb, "%llu samples%s", (unsigned long long)total,
+			    p->kind == PROFILE_WALL ? " of wall time (on and off the CPU)" : "");
 	else
 		strbuf_addstr(sb, "no samples");
 	if (omitted)
@@ -534,10 +537,11 @@ static void write_frame(FILE *out, struct graph *g, const struct node *n, double
 	strbuf_reset(sb);
 	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_names[n->kind]);
 	add_xml(sb, name, strlen(name));
-	strbuf_addf(sb, " (%llu sample%s, %.2f%%)</title>"
+	strbuf_addf(sb, " (%llu %s, %.2f%%)</title>"
 		    "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 		    "data-s=\"%llu\" data-o=\"%llu\"/>",
-		    (unsigned long long)n->count, n->count == 1 ? "" : "s",
+		    (unsigned long long)n->count,
+		    g->p->kind == PROFILE_OFF_CPU ? "us" : n->count == 1 ? "sample" : "samples",
 		    100.0 * n->count / total, x, y, w,
 		    FRAME_HEIGHT - 1, fill, (unsigned long long)n->count,
 		    (unsigned long long)n->offset);
