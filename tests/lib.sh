@@ -66,7 +66,7 @@ profile_until_done() {
 	touch "$T/go"
 	wait "$pid"
 	sleep 0.2
-	kill -TERM $prof
+	kill -TERM $prof 2> /dev/null
 	wait $prof
 	rm -f "$T/go"
 }
