@@ -100,12 +100,12 @@ static bool walk_cut(uint32_t walk)
 	return end == WALK_DEPTH || end == WALK_FAULT || end == WALK_BAD;
 }
 
+_Static_assert(PROF_STATES == STATE_MAX, "profile.h's states are sample.h's");
+
 /*
  * Off-CPU nanoseconds in the profile's unit, to the nearest: microseconds
  * (--off-cpu), or samples of period_ns (--wall).
  */
-_Static_assert(PROF_STATES == STATE_MAX, "profile.h's states are sample.h's");
-
 static uint64_t off_cpu_count(const struct profile *p, uint64_t ns)
 {
 	uint64_t unit = p->kind == PROFILE_WALL && p->period_ns ? p->period_ns : 1000;
@@ -132,7 +132,7 @@ static bool in_scheduler(struct collector *c, uint32_t loc)
 /*
  * An off-CPU stack's leaf, given its nk kernel frames at frames[1..]: why
  * the thread waited at frames[0], then the kernel's frames that chose to
- * wait, returns the frames there are now. The scheduler's own functions
+ * wait; returns how many frames there are now. The scheduler's own functions
  * (schedule, do_nanosleep, ...) go, and whatever ran the program before
  * them (the tracepoint): every off-CPU stack has them, and a block sent
  * whole, read from the sleeping task, has none (the kernel leaves them out).
