@@ -133,26 +133,6 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	e->since = bpf_ktime_get_ns();
 }
 
-/* The count of key in the set, plus value; false if the map is full. */
-static __always_inline bool count_value(__u32 set, const struct sample_key *key, __u64 value)
-{
-	void *counts = set ? (void *)&counts1 : (void *)&counts0;
-	__u64 *v = bpf_map_lookup_elem(counts, key);
-
-	if (v) {
-		__sync_fetch_and_add(v, value);
-		return true;
-	}
-	if (bpf_map_update_elem(counts, key, &value, BPF_NOEXIST) == 0)
-		return true;
-	v = bpf_map_lookup_elem(counts, key);
-	if (v) {
-		__sync_fetch_and_add(v, value);
-		return true;
-	}
-	return false;
-}
-
 /* A block whose stacks' set was drained since: sent whole, its stacks copied. */
 static __always_inline void send_block(struct task_struct *next, struct offcpu_task *e, __u64 ns,
 				       struct sample_stats *st)
@@ -212,7 +192,7 @@ static __always_inline void back_on_cpu(struct task_struct *next, __u32 epoch,
 		st->v[STAT_OFF_SHORT]++;
 		return;
 	}
-	if (e->epoch == epoch && count_value(set, &e->key, ns)) {
+	if (e->epoch == epoch && count(set, &e->key, ns)) {
 		st->v[STAT_OFF_COUNTED_SET0 + set]++;
 		st->v[STAT_OFF_NS_SET0 + set] += ns;
 		return;

@@ -272,23 +272,25 @@ static __always_inline void store_walked(__u32 set, const struct sample_key *key
 	}
 }
 
-/* Add one to key's count in the active set; false if the map is full. */
-static __always_inline bool count(__u32 set, const struct sample_key *key)
+/*
+ * Add value to key's count in the set (a sample: 1; off-CPU time: its
+ * nanoseconds); false if the map is full.
+ */
+static __always_inline bool count(__u32 set, const struct sample_key *key, __u64 value)
 {
 	void *counts = set ? (void *)&counts1 : (void *)&counts0;
-	__u64 one = 1, *value;
+	__u64 *v = bpf_map_lookup_elem(counts, key);
 
-	value = bpf_map_lookup_elem(counts, key);
-	if (value) {
-		__sync_fetch_and_add(value, 1);
+	if (v) {
+		__sync_fetch_and_add(v, value);
 		return true;
 	}
 	/* Another CPU may insert the same key between lookup and update. */
-	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(counts, key, &value, BPF_NOEXIST) == 0)
 		return true;
-	value = bpf_map_lookup_elem(counts, key);
-	if (value) {
-		__sync_fetch_and_add(value, 1);
+	v = bpf_map_lookup_elem(counts, key);
+	if (v) {
+		__sync_fetch_and_add(v, value);
 		return true;
 	}
 	return false;
@@ -447,7 +449,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				cause = py_cause;
 		}
 	}
-	if (cause < 0 && !count(set, &key)) {
+	if (cause < 0 && !count(set, &key, 1)) {
 		st->v[STAT_COUNTS_FULL]++;
 		cause = CAUSE_COUNTS_FULL;
 	}

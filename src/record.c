@@ -786,11 +786,13 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
 	python_stats(ss.python, &st->py);
 out:
+	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
+	python_free(ss.python);
+	ss.sym.python = ss.coll.python = NULL;
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
 	symbolizer_release(&ss.sym);
-	python_free(ss.python);
 	unwind_tables_release(&ss.tables);
 	if (!err)
 		debug("timing: detached and symbols freed %.1f ms after %s", (now_ns() - stop_ns) / 1e6,

@@ -752,9 +752,12 @@ static void check_accounting(struct sampler *s, unsigned set)
 	    s->stats.drained_off_ns[set] == s->stats.total[STAT_OFF_NS_SET0 + set])
 		return;
 	s->stats.mismatches++;
-	debug("drain %llu: read %llu samples from set %u, the program counted %llu",
-	      (unsigned long long)s->stats.drains, (unsigned long long)s->stats.drained[set], set,
-	      (unsigned long long)s->stats.total[STAT_COUNTED_SET0 + set]);
+	debug("drain %llu: read %llu samples and %llu ns off the CPU from set %u, the program "
+	      "counted %llu and %llu", (unsigned long long)s->stats.drains,
+	      (unsigned long long)s->stats.drained[set],
+	      (unsigned long long)s->stats.drained_off_ns[set], set,
+	      (unsigned long long)s->stats.total[STAT_COUNTED_SET0 + set],
+	      (unsigned long long)s->stats.total[STAT_OFF_NS_SET0 + set]);
 }
 
 int sampler_drain(struct sampler *s)

@@ -47,7 +47,7 @@ struct python {
 	struct ring_buffer *notices;
 	pthread_t namer;
 	bool namer_running;
-	volatile bool stopping;
+	bool stopping;		/* python_free to the namer: atomic loads and stores */
 	pthread_mutex_t lock;
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
 	void *ctx;
@@ -93,7 +93,7 @@ static void *namer(void *arg)
 	struct timespec nap = { 0, NAMER_MS * 1000000L };
 
 	/* The program wakes no one for a notice (it would cost at every new stack): a timer. */
-	while (!py->stopping) {
+	while (!__atomic_load_n(&py->stopping, __ATOMIC_ACQUIRE)) {
 		take_notices(py);
 		nanosleep(&nap, NULL);
 	}
@@ -154,7 +154,7 @@ void python_free(struct python *py)
 
 	if (!py)
 		return;
-	py->stopping = true;
+	__atomic_store_n(&py->stopping, true, __ATOMIC_RELEASE);
 	if (py->namer_running)
 		pthread_join(py->namer, NULL);
 	ring_buffer__free(py->notices);
