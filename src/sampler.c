@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -920,6 +921,30 @@ static int load(struct sampler *s, const struct sampler_config *cfg,
 	return profile_bpf__load(s->skel);
 }
 
+/*
+ * The verifier gives up (EAGAIN) whenever a signal is pending, SIGSTOP too
+ * (Ctrl-Z, a debugger, a stream of stops and continues): libbpf tries a
+ * program 5 times, then the object is spent, so it is opened again, a tenth
+ * of a second later, for up to LOAD_RETRY_S seconds.
+ */
+#define LOAD_RETRY_S 5
+static int load_retrying(struct sampler *s, const struct sampler_config *cfg,
+			 const struct bpf_object_open_opts *opts, bool walk)
+{
+	uint64_t start = now_ns();
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	int err;
+
+	while ((err = load(s, cfg, opts, walk)) == -EAGAIN &&
+	       now_ns() - start < LOAD_RETRY_S * 1000000000ULL) {
+		debug("loading the BPF program: the verifier was cut short by a signal; again");
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		nanosleep(&pause, NULL);
+	}
+	return err;
+}
+
 bool sampler_walks(const struct sampler *s)
 {
 	return s->walking;
@@ -952,12 +977,12 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 		s->walk_ips = xmalloc(BATCH * sizeof(struct py_stack));
 	}
 
-	err = load(s, cfg, &opts, cfg->cfi_unwind);
-	if (err && cfg->cfi_unwind) {
+	err = load_retrying(s, cfg, &opts, cfg->cfi_unwind);
+	if (err && err != -EAGAIN && cfg->cfi_unwind) {
 		/* Without the walk it may load: then the walk is what this kernel lacks. */
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
-		if (!(err = load(s, cfg, &opts, false)))
+		if (!(err = load_retrying(s, cfg, &opts, false)))
 			warning("this kernel cannot walk stacks with unwind tables (it needs BPF "
 				"iterators over a task's VMAs and BPF task work, Linux 6.18): user "
 				"stacks by frame pointers (--unwind fp); -v shows why");
@@ -966,6 +991,9 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 		if (cfg->btf_path && err != -EPERM)
 			error("cannot load the BPF program with the BTF in '%s': %s; give this "
 			      "kernel's BTF (-v shows libbpf's log)", cfg->btf_path, strerror(-err));
+		else if (err == -EAGAIN)
+			error("cannot load the BPF program: signals cut the verifier short for %d s "
+			      "(stopped and continued while loading?); run bpfprof again", LOAD_RETRY_S);
 		else
 			error("cannot load the BPF program: %s%s", strerror(-err),
 			      err == -EPERM ? "; the kernel refuses bpf() to this process (a seccomp filter, a "

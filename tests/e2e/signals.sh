@@ -122,8 +122,15 @@ done
 start_workload stacks -n 50000 -t 2 -u 20 -d 8
 big=$!
 sleep 0.3
-$BPFPROF -F 9999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
+$BPFPROF -v -F 9999 -d 2 -o "$T/big.pb.gz" -o "$T/big.svg" -o "$T/big.folded" 2> "$T/big.err" &
 prof=$!
+# Stopped and continued only once it samples: each stop cuts the verifier
+# short (EAGAIN), and a stream of them every few milliseconds would never let
+# a program that takes tens of milliseconds to verify load.
+for i in $(seq 1000); do
+	grep -q 'timing: attached' "$T/big.err" && break
+	sleep 0.01
+done
 grown=
 for i in $(seq 5000); do
 	kill -STOP $prof 2> /dev/null || break
