@@ -136,6 +136,49 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 }
 
 /*
+ * Where this CPU's preempt count is, from its run queue: both are per-CPU
+ * variables, so their distance is that of their offsets in the kernel's
+ * per-CPU section (from its BTF; 0: unknown). A ksym would need their
+ * addresses, which kallsyms lists only with CONFIG_KALLSYMS_ALL.
+ */
+const volatile __s64 preempt_count_from_rq = 0;
+
+static __always_inline bool preempt_count_now(int *count)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rq *rq;
+
+	if (!preempt_count_from_rq || !bpf_core_field_exists(t->se.cfs_rq))
+		return false;
+	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	return rq && BPF_CORE_READ(rq, cpu) == bpf_get_smp_processor_id() &&
+	       !bpf_probe_read_kernel(count, sizeof(*count), (void *)rq + preempt_count_from_rq);
+}
+
+/*
+ * The CPU's state under the sample. The sample itself runs in an interrupt
+ * (the cpu-clock's hrtimer: one hardirq level; a hardware event's NMI: none),
+ * so a second hardirq level is an interrupted handler, and the softirq
+ * count's low bit a softirq being served (higher bits: bottom halves only
+ * disabled, which is the thread's kernel time).
+ */
+static __always_inline __u32 cpu_state(bool user_mode, __u32 pid)
+{
+	int count, hardirqs;
+
+	if (user_mode)
+		return CPU_STATE_USER;
+	if (preempt_count_now(&count)) {
+		hardirqs = (count >> 16) & 0xf;
+		if (hardirqs > ((count & 0xf00000) ? 0 : 1))
+			return CPU_STATE_IRQ;
+		if (count & 0x100)
+			return CPU_STATE_SOFTIRQ;
+	}
+	return pid ? CPU_STATE_KERNEL : CPU_STATE_IDLE;
+}
+
+/*
  * Record one stack into the active set's stack map. Returns the id, or
  * BPFPROF_NO_STACK when there is none; sets *cause on a failure that needs
  * the fallback.
@@ -398,10 +441,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__builtin_memset(&key, 0, sizeof(key));
 	key.tgid = id >> 32;
 	key.pid = (__u32)id;
+	user_mode = in_user_mode(ctx);
 	if (key.pid == 0) {
 		st->v[STAT_IDLE]++;
 		if (!include_idle) {
 			st->v[STAT_IDLE_SKIPPED]++;
+			/* In the states' shares only where the idle task is wanted (no -p, -t). */
+			if (wanted(key.tgid, key.pid))
+				st->v[STAT_CPU_STATE + cpu_state(false, 0)]++;
 			return 0;
 		}
 	}
@@ -409,8 +456,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		st->v[STAT_FILTERED]++;
 		return 0;
 	}
-	user_mode = in_user_mode(ctx);
 	st->v[user_mode ? STAT_USER_MODE : STAT_KERNEL_MODE]++;
+	st->v[STAT_CPU_STATE + cpu_state(user_mode, key.pid)]++;
 
 	key.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));

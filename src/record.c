@@ -256,9 +256,38 @@ static void show_progress(double elapsed, const struct sampler_stats *st)
 		(unsigned long long)recorded(st));
 }
 
-static double pct(uint64_t part, uint64_t whole)
+/*
+ * Where the CPUs were, as top's us/sy/hi/si/id. Each sample stands for 1/F
+ * of a CPU's second: machine-wide, idle is the CPU time no thread's sample
+ * covers (an idle CPU's clock may not fire at all, as on 6.18); with a
+ * filter, the shares are of the followed threads' samples.
+ */
+static void summarize_cpu_states(const struct options *o, const struct sampler_stats *st,
+				 double seconds)
 {
-	return whole ? 100.0 * part / whole : 0;
+	static const char *const names[CPU_STATE_MAX] = {
+		[CPU_STATE_USER] = "user", [CPU_STATE_KERNEL] = "kernel", [CPU_STATE_IRQ] = "irq",
+		[CPU_STATE_SOFTIRQ] = "softirq", [CPU_STATE_IDLE] = "idle",
+	};
+	const uint64_t *n = st->total + STAT_CPU_STATE;
+	bool machine = !o->ntgids && !o->npids && !o->cgroup_path;
+	double busy = 0, all;
+	int i, shown = machine ? CPU_STATE_MAX : CPU_STATE_IDLE;
+
+	for (i = 0; i < CPU_STATE_IDLE; i++)
+		busy += n[i];
+	all = machine ? seconds * o->frequency * o->ncpus : busy;
+	if (all < busy)
+		all = busy;
+	if (machine)
+		fprintf(stderr, "bpfprof: CPU time of %zu CPU%s x %.1f s:", o->ncpus,
+			o->ncpus == 1 ? "" : "s", seconds);
+	else
+		fprintf(stderr, "bpfprof: CPU states of the %.0f samples:", busy);
+	for (i = 0; i < shown; i++)
+		fprintf(stderr, "%s %s %.1f%%", i ? "," : "", names[i],
+			all ? 100 * (i == CPU_STATE_IDLE ? all - busy : n[i]) / all : 0);
+	fputc('\n', stderr);
 }
 
 /* --off-cpu, --wall: what the switches gave, and what could not be counted. */
@@ -301,8 +330,8 @@ static void summarize(const struct options *o, const struct profile *p,
 		fprintf(stderr, "bpfprof: %.1f s at %u Hz on %zu CPU%s: %llu samples (%s)\n",
 			seconds, o->frequency, o->ncpus, o->ncpus == 1 ? "" : "s",
 			(unsigned long long)rec, sb.buf);
-		fprintf(stderr, "bpfprof: user %.1f%%, kernel %.1f%%; idle %llu %s, filtered out "
-			"%llu\n", pct(t[STAT_USER_MODE], rec), pct(t[STAT_KERNEL_MODE], rec),
+		summarize_cpu_states(o, st, seconds);
+		fprintf(stderr, "bpfprof: idle %llu %s, filtered out %llu\n",
 			(unsigned long long)t[STAT_IDLE],
 			o->idle ? "recorded" : "skipped (-I records them)",
 			(unsigned long long)t[STAT_FILTERED]);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpfprof/sampler.h"
@@ -104,6 +105,34 @@ static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
 }
 
+/*
+ * The distance from a CPU's run queue to its preempt count, both per-CPU
+ * variables: their offsets in the kernel BTF's per-CPU section. 0 if unknown.
+ */
+static int64_t preempt_count_from_rq(const char *btf_path)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	int64_t rq = -1, count = -1;
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	const char *name;
+	int id, i;
+
+	if (!btf)
+		return 0;
+	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	sec = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, v = sec ? btf_var_secinfos(sec) : NULL; sec && i < btf_vlen(sec); i++, v++) {
+		name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+		if (!strcmp(name, "runqueues"))
+			rq = v->offset;
+		else if (!strcmp(name, "__preempt_count"))
+			count = v->offset;
+	}
+	btf__free(btf);
+	return rq >= 0 && count >= 0 ? count - rq : 0;
+}
+
 /* Settings ---------------------------------------------------------------- */
 
 static uint32_t round_pow2(uint32_t n)
@@ -133,6 +162,7 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->cfi_unwind = cfg->cfi_unwind;
 	skel->rodata->off_cpu = cfg->off_cpu;
 	skel->rodata->min_block_ns = cfg->min_block_ns;
+	skel->rodata->preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path);
 	bpf_program__set_autoload(skel->progs.on_switch, cfg->off_cpu);
 	s->walking = cfg->cfi_unwind;
 	/* Python processes are found by their mappings, which only the walk reads. */

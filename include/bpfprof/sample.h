@@ -49,6 +49,19 @@ enum thread_state {
 	STATE_MAX
 };
 
+/*
+ * Where a CPU sample found its CPU: in a thread's user code, in the kernel
+ * for it, in an interrupt's or a softirq's handler, or in the idle task.
+ */
+enum cpu_state {
+	CPU_STATE_USER,
+	CPU_STATE_KERNEL,
+	CPU_STATE_IRQ,
+	CPU_STATE_SOFTIRQ,
+	CPU_STATE_IDLE,
+	CPU_STATE_MAX
+};
+
 /* Why a sample went through the ring buffer instead of the counts map. */
 enum fallback_cause {
 	CAUSE_STACK_COLLISION,	/* bpf_get_stackid: -EEXIST, bucket holds another stack */
@@ -167,7 +180,9 @@ enum stat_index {
 	STAT_OFF_SENT_NS,
 	STAT_OFF_LOST,		/* ... the ring buffer was full: lost */
 	STAT_OFF_LOST_NS,
-	STAT_MAX
+	/* Samples by enum cpu_state: recorded ones, and idle ones when nothing is filtered */
+	STAT_CPU_STATE,
+	STAT_MAX = STAT_CPU_STATE + CPU_STATE_MAX
 };
 
 struct sample_stats {

@@ -127,10 +127,7 @@ prof=$!
 # Stopped and continued only once it samples: each stop cuts the verifier
 # short (EAGAIN), and a stream of them every few milliseconds would never let
 # a program that takes tens of milliseconds to verify load.
-for i in $(seq 1000); do
-	grep -q 'timing: attached' "$T/big.err" && break
-	sleep 0.01
-done
+wait_attached "$T/big.err" $prof
 grown=
 for i in $(seq 5000); do
 	kill -STOP $prof 2> /dev/null || break
