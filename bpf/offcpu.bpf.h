@@ -24,6 +24,7 @@ const volatile __u64 min_block_ns = 0;		/* --min-block */
 /* task_struct's __state bits (include/linux/sched.h). */
 #define BPFPROF_TASK_INTERRUPTIBLE	0x0001
 #define BPFPROF_TASK_UNINTERRUPTIBLE	0x0002
+#define BPFPROF_TASK_DEAD		0x0080
 #define BPFPROF_TASK_NOLOAD		0x0400
 
 /* A followed thread, while it is off the CPU. */
@@ -85,7 +86,9 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	bool whole;
 	__u32 *gen;
 
-	if (!prev->pid || !wanted(prev->tgid, prev->pid))
+	/* A thread's last switch (it has exited): it never comes back to count. */
+	if (!prev->pid || (BPF_CORE_READ(prev, __state) & BPFPROF_TASK_DEAD) ||
+	    !wanted(prev->tgid, prev->pid))
 		return;
 	e = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {

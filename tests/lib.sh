@@ -73,7 +73,7 @@ profile_until_done() {
 wait_go() { while [ ! -e "$T/go" ]; do sleep 0.05; done; }
 # wait_attached ERR PID: until bpfprof PID (run with -v, stderr to ERR) samples, or has exited.
 wait_attached() {
-	while kill -0 "$2" 2> /dev/null && ! grep -q "^bpfprof: timing: attached" "$1"; do sleep 0.05; done
+	while kill -0 "$2" 2> /dev/null && ! grep -qs "^bpfprof: timing: attached" "$1"; do sleep 0.05; done
 }
 
 # cpu_ns PID: the CPU time the process's live threads have had, in ns (schedstat).

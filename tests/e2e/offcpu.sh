@@ -107,7 +107,7 @@ check "--min-block 30000: the 20 ms sleeps left out ($doze us), the 40 ms reads 
 # 4. 200 threads, started and ended while off-CPU runs: each one followed, nothing lost.
 run_waits threads 2,200 --off-cpu
 lost=$(sed -n 's/.*; lost \([0-9]*\) (.*, \([0-9]*\) not followed.*/\1 \2/p' "$T/threads.err")
-tids=$(awk '{ print $NF }' "$T/threads.folded" > /dev/null; sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/threads.err")
+tids=$(sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/threads.err")
 check "200 threads: nothing lost or unfollowed ($lost), $tids threads in the profile" \
 	eval '[ "$lost" = "0 0" ] && [ "${tids:-0}" -ge 200 ]'
 m_wait=$(measured "$T/threads.measured" wait_timer)
@@ -115,7 +115,42 @@ wait_t=$(sum_matching "$T/threads.folded" ';wait_timer;.*;\[off-cpu: sleeping\]$
 check "200 threads: their reads $wait_t us, as they measured $((m_wait / 1000)) us (within 5 %)" \
 	within "$(ratio "$wait_t" "$((m_wait / 1000))")" 0.95 1.05
 
-# 5. Options that cannot go together, each with a one-line reason and exit 2.
+# 5. Thread churn: waves of 200 threads that sleep 50 us 20 times and exit,
+# thousands a second, a thread's last switch out as it exits among them.
+(wait_go; exec "$WL/churn" 3 200 2> "$T/churn.measured") &
+pid=$!
+BG_PIDS+=($pid)
+profile_until_done "$T/churn.folded" $pid --off-cpu -p $pid
+made=$(measured "$T/churn.measured" threads)
+tids=$(sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/churn.err")
+check "churn: each of the $made threads it made is in the profile ($tids with the main one)" \
+	[ "${tids:-0}" = $((made + 1)) ]
+read -r left counted lost <<< "$(sed -n 's/^bpfprof: off-CPU: threads left the CPU \([0-9]*\) times; \([0-9]*\) waits counted .*; lost \([0-9]*\) .*/\1 \2 \3/p' "$T/churn.err")"
+check "churn: every wait counted ($counted of $left times a thread left the CPU, less those away at the end), none lost ($lost)" \
+	eval '[ "$lost" = 0 ] && [ "$counted" -le "$left" ] && [ $((left - counted)) -le 201 ]'
+
+# ... and the kernel keeps nothing for a thread gone: machine-wide, after a
+# first wave has filled the maps, a second one's thousands of exited threads
+# add far less unreclaimable slab than a task storage value each would.
+slab_kb() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
+$BPFPROF -v --off-cpu -o "$T/churn2.folded" 2> "$T/churn2.err" &
+prof=$!
+wait_attached "$T/churn2.err" $prof
+"$WL/churn" 1.5 200 2> /dev/null
+sleep 1
+s0=$(slab_kb)
+"$WL/churn" 2 200 2> "$T/churn2.measured"
+sleep 1
+s1=$(slab_kb)
+value=$(bpftool map show name offcpu_tasks | sed -n 's/.* value \([0-9]*\)B .*/\1/p' | head -1)
+kill -TERM $prof
+wait $prof
+made=$(measured "$T/churn2.measured" threads)
+leak=$((made * ${value:-0} / 1024))
+check "churn: $made threads exited, unreclaimable slab grew $((s1 - s0)) kB, less than half the $leak kB of a ${value}-byte value each" \
+	eval '[ "${value:-0}" -gt 0 ] && [ $((s1 - s0)) -lt $((leak / 2)) ]'
+
+# 6. Options that cannot go together, each with a one-line reason and exit 2.
 for args in "--wall" "--off-cpu --wall -p 1" "--off-cpu --unwind dwarf" "--min-block 10" \
 	    "--off-cpu -I" "--off-cpu --min-block abc"; do
 	$BPFPROF $args -d 1 > /dev/null 2> "$T/err"
