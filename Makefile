@@ -253,7 +253,9 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # dwarf against perf --call-graph dwarf (some 15 minutes), in
 # tests/bench/unwind.md; then whole stacks by program and the unwind tables'
 # cost (some 6 minutes), in tests/bench/walk.md; then Python frames against
-# --no-python on the same samples (some 4 minutes), in tests/bench/python.md.
+# --no-python on the same samples (some 4 minutes), in tests/bench/python.md;
+# then --off-cpu against bcc's offcputime (PEER=path if offcputime-bpfcc
+# cannot run here; some 2 minutes), in tests/bench/offcpu.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -266,6 +268,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/unwind.sh
 	O=$(O) bash tests/bench/walk.sh
 	O=$(O) bash tests/bench/python.sh
+	O=$(O) bash tests/bench/offcpu.sh
 
 # Fuzzing ---------------------------------------------------------------------
 

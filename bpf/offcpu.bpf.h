@@ -35,6 +35,18 @@ struct offcpu_task {
 	struct sample_key key;
 	__u64 ustack[BPFPROF_MAX_DEPTH];	/* its user stack, for a block across a drain */
 	struct py_stack py;			/* its Python frames, likewise (if key.py_hash) */
+	/*
+	 * The walk of that user stack, to be taken again if the thread next
+	 * leaves from the same registers and the words the walk read are the
+	 * same (nreads 0: not to be taken again; a walk that read WALK_READS words
+ * or more is not kept).
+	 */
+	struct user_regs regs;
+	__u32 gen, how, walk_nu;
+	__u64 ustack_hash;
+	__u32 nreads;
+	__u64 reads_hash;
+	__u64 reads[WALK_READS];
 };
 
 struct {
@@ -73,6 +85,64 @@ static __always_inline __s32 offcpu_kstack(void *ctx, __u32 set, struct sample_s
 	return BPFPROF_NO_STACK;
 }
 
+/* The words of the user stack the last walk read, read again and hashed (bpf_loop). */
+struct reread {
+	struct offcpu_task *e;
+	__u64 hash;
+};
+
+static long reread_step(__u32 i, struct reread *r)
+{
+	__u64 v;
+
+	if (!read_word(r->e->reads[i & (WALK_READS - 1)], &v))
+		return 1;
+	r->hash = (r->hash ^ v) * 0x9e3779b97f4a7c15ull;
+	r->hash ^= r->hash >> 29;
+	return 0;
+}
+
+/*
+ * The thread leaves from where it left last time: the same registers, and
+ * every word of its stack that walk read unchanged, so walking again would
+ * find the same frames (it ended whole, by the tables, and the process
+ * has the same mappings). Most threads wait in the same few places.
+ */
+static __always_inline bool same_walk(struct task_struct *prev, struct offcpu_task *e,
+				      const struct sample_key *key, struct user_regs *regs)
+{
+	struct reread r = { .e = e, .hash = 0xcbf29ce484222325ull };
+	__u32 n = e->nreads;
+
+	regs->sp = 0;
+	if (!prev->mm || !entry_regs(prev, regs))
+		return false;
+	if (!n || n >= WALK_READS || e->gen != key->gen || regs->ip != e->regs.ip ||
+	    regs->sp != e->regs.sp || regs->bp != e->regs.bp)
+		return false;
+	return bpf_loop(n, reread_step, &r, 0) == n && r.hash == e->reads_hash;
+}
+
+/* A new walk from regs kept in the task's storage, to be taken again (same_walk). */
+static __always_inline void keep_walk(struct offcpu_task *e, struct walked_stack *w,
+				      const struct sample_key *key, const struct user_regs *regs)
+{
+	__u32 n = w->nreads;
+
+	e->nreads = 0;
+	if (key->unwind != (WALK_OUTERMOST | WALK_BY_CFI) || !regs->sp || !n || n >= WALK_READS)
+		return;
+	n &= WALK_READS - 1;	/* as it is: for the verifier */
+	if (bpf_probe_read_kernel(e->reads, n * sizeof(__u64), w->reads))
+		return;
+	e->regs = *regs;
+	e->gen = key->gen;
+	e->how = key->unwind;
+	e->ustack_hash = key->ustack_hash;
+	e->reads_hash = w->reads_hash;
+	e->nreads = n;
+}
+
 /* prev (the current task) leaves the CPU: its key and stacks recorded. */
 static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool preempt,
 				     __u32 epoch, struct sample_stats *st)
@@ -82,6 +152,7 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	struct offcpu_task *e;
 	struct py_walk *pw;
 	struct sample_key *key;
+	struct user_regs regs;
 	int cause = -1;
 	bool whole;
 	__u32 *gen;
@@ -108,13 +179,25 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	key->kstack_id = kernel_stacks ? offcpu_kstack(ctx, set, st) : BPFPROF_NO_STACK;
 	key->ustack_id = BPFPROF_NO_STACK;
 	e->nu = 0;
-	if (user_stacks && cfi_unwind && walk_user_stack(NULL, false, key, st, &walked)) {
+	if (user_stacks && cfi_unwind && same_walk(prev, e, key, &regs)) {
+		st->v[STAT_OFF_WALKED_AGAIN]++;
+		key->unwind = e->how;
+		key->ustack_hash = e->ustack_hash;
+		e->nu = e->walk_nu;
+		store_ustack(set, key, e->ustack, st, &cause);
+	} else if (user_stacks && cfi_unwind && walk_user_stack(NULL, false, key, st, &walked)) {
 		store_walked(set, key, st, &cause);
 		nu = walked;
 		asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
 		w = bpf_map_lookup_elem(&walk_scratch, &zero);
-		if (w && nu && !bpf_probe_read_kernel(e->ustack, nu * sizeof(__u64), w->ips))
-			e->nu = nu;
+		e->nreads = 0;
+		if (w && nu && !bpf_probe_read_kernel(e->ustack, nu * sizeof(__u64), w->ips)) {
+			e->nu = e->walk_nu = nu;
+			/* As the ustacks maps hold a stack: zeros after its last frame. */
+			if (nu < BPFPROF_MAX_DEPTH)
+				e->ustack[nu & 0x7f] = 0;
+			keep_walk(e, w, key, &regs);
+		}
 	} else if (user_stacks && !cfi_unwind) {
 		/* Frame pointers: the stack map's id, and a copy for a block across a drain. */
 		key->ustack_id = set ? bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK)

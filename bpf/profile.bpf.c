@@ -294,25 +294,31 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	st->v[STAT_FALLBACK]++;
 }
 
-/* --unwind auto: the walked stack into the active set's ustacks, unless there already. */
-static __always_inline void store_walked(__u32 set, const struct sample_key *key,
+/* --unwind auto: a walked stack (ips) into the active set's ustacks, unless there already. */
+static __always_inline void store_ustack(__u32 set, const struct sample_key *key, const __u64 *ips,
 					 struct sample_stats *st, int *cause)
 {
 	void *ustacks = set ? (void *)&ustacks1 : (void *)&ustacks0;
-	struct walked_stack *w;
-	__u32 zero = 0;
 	long err;
 
 	if (bpf_map_lookup_elem(ustacks, &key->ustack_hash))
 		return;
-	w = bpf_map_lookup_elem(&walk_scratch, &zero);
-	if (!w)
-		return;
-	err = bpf_map_update_elem(ustacks, &key->ustack_hash, w->ips, BPF_NOEXIST);
+	err = bpf_map_update_elem(ustacks, &key->ustack_hash, ips, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		st->v[STAT_USTACK_FULL]++;
 		*cause = CAUSE_STACK_FULL;
 	}
+}
+
+/* ... the stack just walked, in walk_scratch. */
+static __always_inline void store_walked(__u32 set, const struct sample_key *key,
+					 struct sample_stats *st, int *cause)
+{
+	__u32 zero = 0;
+	struct walked_stack *w = bpf_map_lookup_elem(&walk_scratch, &zero);
+
+	if (w)
+		store_ustack(set, key, w->ips, st, cause);
 }
 
 /*

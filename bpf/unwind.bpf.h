@@ -92,9 +92,19 @@ struct walk {
 	__u32 rows_first, rows_nr;
 };
 
+/*
+ * The words of the user stack a walk read (return addresses, saved rbp): at
+ * most WALK_READS addresses kept, and every word hashed, so that a walk
+ * from the same registers can be known to be the same by reading them again.
+ */
+#define WALK_READS 128
+
 struct walked_stack {
 	struct walk w;
 	__u64 ips[BPFPROF_MAX_DEPTH + 1];	/* one more: indices are masked with 127 */
+	__u32 nreads;
+	__u64 reads_hash;
+	__u64 reads[WALK_READS];
 };
 
 /* A walked stack as stored: leaf first, zeros after its last frame. */
@@ -336,6 +346,21 @@ static __always_inline bool read_word(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
 }
 
+/* A word of the user stack for the walk, its address and value noted (see walked_stack). */
+static __always_inline bool walk_read(struct walked_stack *out, __u64 addr, __u64 *v)
+{
+	__u32 i = out->nreads;
+
+	if (!read_word(addr, v))
+		return false;
+	if (i < WALK_READS)
+		out->reads[i & (WALK_READS - 1)] = addr;
+	out->nreads = i + 1;
+	out->reads_hash = (out->reads_hash ^ *v) * 0x9e3779b97f4a7c15ull;
+	out->reads_hash ^= out->reads_hash >> 29;
+	return true;
+}
+
 /* Ends the walk: how; returns 1, bpf_loop's "stop". */
 static __always_inline long walk_end(struct walk *w, __u32 how)
 {
@@ -367,8 +392,8 @@ static long walk_step(__u32 i, void *unused)
 		return walk_end(w, WALK_OUTERMOST | WALK_BY_CFI);
 	case ROW_CFA_SIGNAL:
 		/* The interrupted frame: all three registers from the ucontext. */
-		if (!read_word(sp + SIGFRAME_RIP, &ra) || !read_word(sp + SIGFRAME_RBP, &bp) ||
-		    !read_word(sp + SIGFRAME_RSP, &cfa))
+		if (!walk_read(out, sp + SIGFRAME_RIP, &ra) || !walk_read(out, sp + SIGFRAME_RBP, &bp) ||
+		    !walk_read(out, sp + SIGFRAME_RSP, &cfa))
 			return walk_end(w, WALK_FAULT);
 		/*
 		 * Frames after the leaf are named one byte back, inside their call:
@@ -391,7 +416,7 @@ static long walk_step(__u32 i, void *unused)
 		cfa = bp + (__s64)r->cfa_off * 8;
 		break;
 	case ROW_CFA_DEREF_RBP:
-		if (!read_word(bp + (__s64)r->cfa_off * 8, &cfa))
+		if (!walk_read(out, bp + (__s64)r->cfa_off * 8, &cfa))
 			return walk_end(w, WALK_FAULT);
 		break;
 	default:
@@ -401,7 +426,7 @@ static long walk_step(__u32 i, void *unused)
 			return walk_end(w, WALK_FP_END);
 		if (bp < sp)
 			return walk_end(w, WALK_BAD);
-		if (!read_word(bp, &bp))
+		if (!walk_read(out, bp, &bp))
 			return walk_end(w, WALK_FAULT);
 		cfa = w->bp + 16;
 		goto return_address;
@@ -409,16 +434,16 @@ static long walk_step(__u32 i, void *unused)
 	w->how |= WALK_BY_CFI;
 	switch (r->rules & ROW_RBP_MASK) {
 	case ROW_RBP_AT_CFA:
-		if (!read_word(cfa + (__s64)r->rbp_off * 8, &bp))
+		if (!walk_read(out, cfa + (__s64)r->rbp_off * 8, &bp))
 			return walk_end(w, WALK_FAULT);
 		break;
 	case ROW_RBP_AT_RBP:
-		if (!read_word(w->bp, &bp))
+		if (!walk_read(out, w->bp, &bp))
 			return walk_end(w, WALK_FAULT);
 		break;
 	}
 return_address:
-	if (!read_word(cfa - 8, &ra))
+	if (!walk_read(out, cfa - 8, &ra))
 		return walk_end(w, WALK_FAULT);
 	w->pc_exact = false;
 	/* Callers' frames lie above their callees': anything else is a wrong turn. */
@@ -441,6 +466,16 @@ struct user_regs {
 	__u64 ip, sp, bp;
 };
 
+/* In the kernel, a task's user registers are where it entered. */
+static __always_inline bool entry_regs(struct task_struct *task, struct user_regs *regs)
+{
+	struct pt_regs *task_regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	return !bpf_probe_read_kernel(&regs->ip, 8, &task_regs->ip) &&
+	       !bpf_probe_read_kernel(&regs->sp, 8, &task_regs->sp) &&
+	       !bpf_probe_read_kernel(&regs->bp, 8, &task_regs->bp);
+}
+
 /* Walks the user stack from regs into out: out->w.n frames, out->w.how how. */
 static __always_inline void walk_from(struct walked_stack *out, const struct user_regs *regs)
 {
@@ -454,6 +489,8 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	w->proc_current = false;
 	w->map_start = w->map_end = 0;
 	w->how = 0;
+	out->nreads = 0;
+	out->reads_hash = 0xcbf29ce484222325ull;
 	out->ips[0] = w->pc;
 	w->n = 1;
 	w->hash = (0xcbf29ce484222325ull ^ w->pc) * 0x9e3779b97f4a7c15ull;
@@ -475,24 +512,18 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct walked_stack *out;
 	struct user_regs regs;
-	struct pt_regs *task_regs;
 	__u32 zero = 0, how;
 	struct walk *w;
 
 	out = bpf_map_lookup_elem(&walk_scratch, &zero);
 	if (!task->mm || !out)
 		return false;
-	/* Interrupted in the kernel, the task's user registers are where it entered. */
 	if (user_mode) {
 		regs.ip = ctx->regs.ip;
 		regs.sp = ctx->regs.sp;
 		regs.bp = ctx->regs.bp;
-	} else {
-		task_regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (bpf_probe_read_kernel(&regs.ip, 8, &task_regs->ip) ||
-		    bpf_probe_read_kernel(&regs.sp, 8, &task_regs->sp) ||
-		    bpf_probe_read_kernel(&regs.bp, 8, &task_regs->bp))
-			return false;
+	} else if (!entry_regs(task, &regs)) {
+		return false;
 	}
 	w = &out->w;
 	w->tgid = key->tgid;

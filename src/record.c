@@ -297,14 +297,15 @@ static void summarize_off_cpu(const struct sampler_stats *st)
 
 	fprintf(stderr, "bpfprof: off-CPU: threads left the CPU %llu times; %llu waits counted "
 		"(%.3f s), %llu of them across a drain (sent whole), %llu shorter than --min-block; "
-		"lost %llu (%.3f s: the ring buffer was full), %llu not followed (no task storage)\n",
+		"lost %llu (%.3f s: the ring buffer was full), %llu not followed (no task storage); "
+		"%llu user stacks as at the thread's last wait (the same registers and stack words)\n",
 		(unsigned long long)t[STAT_OFF_SWITCHES],
 		(unsigned long long)(t[STAT_OFF_COUNTED_SET0] + t[STAT_OFF_COUNTED_SET1] +
 				     t[STAT_OFF_SENT]),
 		(t[STAT_OFF_NS_SET0] + t[STAT_OFF_NS_SET1] + t[STAT_OFF_SENT_NS]) / 1e9,
 		(unsigned long long)t[STAT_OFF_SENT], (unsigned long long)t[STAT_OFF_SHORT],
 		(unsigned long long)t[STAT_OFF_LOST], t[STAT_OFF_LOST_NS] / 1e9,
-		(unsigned long long)t[STAT_OFF_NO_ROOM]);
+		(unsigned long long)t[STAT_OFF_NO_ROOM], (unsigned long long)t[STAT_OFF_WALKED_AGAIN]);
 }
 
 static void summarize(const struct options *o, const struct profile *p,

@@ -180,6 +180,7 @@ enum stat_index {
 	STAT_OFF_SENT_NS,
 	STAT_OFF_LOST,		/* ... the ring buffer was full: lost */
 	STAT_OFF_LOST_NS,
+	STAT_OFF_WALKED_AGAIN,	/* left from where it left last time: the user stack walked then taken */
 	/* Samples by enum cpu_state: recorded ones, and idle ones when nothing is filtered */
 	STAT_CPU_STATE,
 	STAT_MAX = STAT_CPU_STATE + CPU_STATE_MAX

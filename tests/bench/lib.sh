@@ -8,12 +8,14 @@ note() { echo "bench: $*" >&2; }
 die() { note "$*"; exit 1; }
 wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
 
-# bpf_ns PID: until PID exits, the run time per run of its program on perf
-# events (prog_type 7) from its fdinfo, the kernel's bpf_stats; sets BPF_NS.
+# bpf_ns PID [TYPE]: until PID exits, the run time per run of its busiest
+# program of TYPE (7, perf events, by default; 26, tracing) from its
+# fdinfo, the kernel's bpf_stats; sets BPF_NS.
 bpf_ns() {
-	local f k v type ns cnt
+	local f k v type ns cnt most
 	BPF_NS=
 	while kill -0 "$1" 2>/dev/null; do
+		most=0
 		for f in /proc/$1/fdinfo/*; do
 			type= ns= cnt=
 			while read -r k v; do
@@ -23,7 +25,10 @@ bpf_ns() {
 				run_cnt:) cnt=$v ;;
 				esac
 			done 2>/dev/null < "$f"
-			[ "$type" = 7 ] && [ "${cnt:-0}" -gt 0 ] && BPF_NS=$((ns / cnt))
+			if [ "$type" = "${2:-7}" ] && [ "${cnt:-0}" -gt "$most" ]; then
+				most=$cnt
+				BPF_NS=$((ns / cnt))
+			fi
 		done
 		sleep 0.5
 	done

@@ -115,7 +115,26 @@ wait_t=$(sum_matching "$T/threads.folded" ';wait_timer;.*;\[off-cpu: sleeping\]$
 check "200 threads: their reads $wait_t us, as they measured $((m_wait / 1000)) us (within 5 %)" \
 	within "$(ratio "$wait_t" "$((m_wait / 1000))")" 0.95 1.05
 
-# 5. Thread churn: waves of 200 threads that sleep 50 us 20 times and exit,
+# 5. A thread that leaves from where it left last time takes that walk again,
+# if the stack words it read are the same: callers waits in one place
+# from two callers whose frames are alike (the same registers at the system
+# call), each twice in a row; only a return address tells them apart.
+(wait_go; exec "$WL/callers" 3 2> "$T/callers.measured") &
+pid=$!
+BG_PIDS+=($pid)
+profile_until_done "$T/callers.folded" $pid --off-cpu -p $pid
+again=$(sed -n 's/.*; \([0-9]*\) user stacks as at the thread.s last wait.*/\1/p' "$T/callers.err")
+left=$(sed -n 's/^bpfprof: off-CPU: threads left the CPU \([0-9]*\) times.*/\1/p' "$T/callers.err")
+check "callers: the last walk taken again for the second wait of each pair ($again of $left)" \
+	eval '[ "${again:-0}" -gt 0 ] && [ "$again" -lt "$left" ]'
+one=$(sum_matching "$T/callers.folded" ';one_part;')
+three=$(sum_matching "$T/callers.folded" ';three_parts;')
+want=$(ratio "$(measured "$T/callers.measured" three)" "$(measured "$T/callers.measured" one)")
+got=$(ratio "$three" "$one")
+check "callers: three_parts / one_part = $got ($three / $one us), as measured $want (within 5 %): no walk taken for the other caller's" \
+	within "$(ratio "$got" "$want")" 0.95 1.05
+
+# 6. Thread churn: waves of 200 threads that sleep 50 us 20 times and exit,
 # thousands a second, a thread's last switch out as it exits among them.
 (wait_go; exec "$WL/churn" 3 200 2> "$T/churn.measured") &
 pid=$!
@@ -150,7 +169,7 @@ leak=$((made * ${value:-0} / 1024))
 check "churn: $made threads exited, unreclaimable slab grew $((s1 - s0)) kB, less than half the $leak kB of a ${value}-byte value each" \
 	eval '[ "${value:-0}" -gt 0 ] && [ $((s1 - s0)) -lt $((leak / 2)) ]'
 
-# 6. Options that cannot go together, each with a one-line reason and exit 2.
+# 7. Options that cannot go together, each with a one-line reason and exit 2.
 for args in "--wall" "--off-cpu --wall -p 1" "--off-cpu --unwind dwarf" "--min-block 10" \
 	    "--off-cpu -I" "--off-cpu --min-block abc"; do
 	$BPFPROF $args -d 1 > /dev/null 2> "$T/err"
