@@ -19,7 +19,7 @@
 # it with -f), else offcputime-bpfcc if it runs on this kernel (it needs
 # kprobes and the kernel's headers). Cells are medians with min-max.
 #
-# usage (root): [O=build] [ROUNDS=3] [PEER=path] bash tests/bench/offcpu.sh [RESULTS]
+# usage (root): [O=build] [ROUNDS=3] [PEER=path [PEER_NAME=words]] bash tests/bench/offcpu.sh [RESULTS]
 # RESULTS defaults to tests/bench/offcpu.md; progress goes to stderr.
 
 set -u -o pipefail
@@ -137,7 +137,7 @@ done
 slowdown() { awk -v a="$(median "pipe.$1")" -v n="$(median pipe.none)" 'BEGIN { if (a && n) printf "%.2f", a / n; else print "-" }'; }
 {
 	echo "Off-CPU profiles, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r): bpfprof --off-cpu"
-	echo "against the peer $PEER, $ROUNDS rounds; median (min-max)."
+	echo "against the peer ${PEER_NAME:-$PEER}, $ROUNDS rounds; median (min-max)."
 	echo
 	echo "| | bpfprof --off-cpu | peer | ratio | target |"
 	echo "|---|---|---|---|---|"
