@@ -233,7 +233,11 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
 		return;
 	start = now_ns();
+	if (c->folding)
+		c->folding(c->folding_ctx, false);
 	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
+	if (c->folding)
+		c->folding(c->folding_ctx, true);
 	symbolizer_renumber(c->symbolizer, &r);
 	python_renumber(c->python);
 	profile_renumbering_release(&r);

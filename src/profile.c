@@ -590,3 +590,132 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 	strbuf_addf(sb, "[%.*s+0x%llx]", (int)len, name,
 		    (unsigned long long)(loc->address - m->start + m->offset));
 }
+
+/* Copies ------------------------------------------------------------------ */
+
+void profile_copy_init(struct profile_copy *c, struct profile *dst, const struct profile *src)
+{
+	memset(c, 0, sizeof(*c));
+	c->src = src;
+	c->dst = dst;
+}
+
+void profile_copy_release(struct profile_copy *c)
+{
+	free(c->strings);
+	free(c->mappings);
+	free(c->functions);
+	free(c->locations);
+	free(c->stacks);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The slot for src id in a map of src -> dst ids, grown to n (new slots ITAB_NONE). */
+static uint32_t *copy_slot(uint32_t **map, uint32_t *nr, uint32_t n, uint32_t id)
+{
+	if (*nr < n) {
+		*map = xrealloc(*map, n * sizeof(**map));
+		memset(*map + *nr, 0xff, (n - *nr) * sizeof(**map));
+		*nr = n;
+	}
+	return &(*map)[id];
+}
+
+static uint32_t copy_string(struct profile_copy *c, uint32_t id)
+{
+	uint32_t *d;
+
+	if (!id)
+		return 0;
+	d = copy_slot(&c->strings, &c->nr_strings, c->src->strings.nr, id);
+	if (*d == ITAB_NONE)
+		*d = profile_string(c->dst, profile_str(c->src, id));
+	return *d;
+}
+
+static uint32_t copy_mapping(struct profile_copy *c, uint32_t id)
+{
+	const struct prof_mapping *m = &c->src->mappings[id];
+	struct prof_mapping n = *m;
+	uint32_t *d;
+
+	if (!id)
+		return 0;
+	d = copy_slot(&c->mappings, &c->nr_mappings, c->src->nr_mappings, id);
+	if (*d == ITAB_NONE) {
+		n.file = copy_string(c, m->file);
+		n.build_id = copy_string(c, m->build_id);
+		*d = profile_mapping(c->dst, &n);
+	}
+	if (m->has_functions)
+		c->dst->mappings[*d].has_functions = true;
+	return *d;
+}
+
+static uint32_t copy_function(struct profile_copy *c, uint32_t id)
+{
+	const struct prof_function *f = &c->src->functions[id];
+	uint32_t *d = copy_slot(&c->functions, &c->nr_functions, c->src->nr_functions, id);
+
+	if (*d == ITAB_NONE)
+		*d = profile_function_at(c->dst, copy_string(c, f->name), copy_string(c, f->system_name),
+					 copy_string(c, f->filename), f->start_line);
+	return *d;
+}
+
+static uint32_t copy_location(struct profile_copy *c, uint32_t id)
+{
+	const struct prof_location *l = &c->src->locations[id];
+	uint32_t *d = copy_slot(&c->locations, &c->nr_locations, c->src->nr_locations, id), m;
+	uint16_t i, n = l->nlines;
+	struct prof_line *lines;
+
+	if (*d != ITAB_NONE)
+		return *d;
+	if (l->label)
+		return *d = profile_special_location(c->dst, profile_str(c->src, l->label));
+	lines = xmalloc((n + 1) * sizeof(*lines));
+	for (i = 0; i < n; i++) {
+		lines[i].function = copy_function(c, c->src->lines[l->first_line + i].function);
+		lines[i].line = c->src->lines[l->first_line + i].line;
+	}
+	m = copy_mapping(c, l->mapping);
+	*d = profile_location_find(c->dst, m, l->address);
+	if (*d == ITAB_NONE)
+		*d = profile_location_add(c->dst, m, l->address, l->kind, lines, n);
+	else if (!c->dst->locations[*d].nlines && n)
+		profile_location_name(c->dst, *d, l->kind, lines, n);
+	free(lines);
+	return *d;
+}
+
+static uint32_t copy_stack(struct profile_copy *c, uint32_t id)
+{
+	uint32_t *d = copy_slot(&c->stacks, &c->nr_stacks, c->src->nr_stacks, id), depth, i;
+	const uint32_t *frames;
+	uint32_t *locs;
+
+	if (*d != ITAB_NONE)
+		return *d;
+	frames = profile_stack_frames(c->src, id, &depth);
+	locs = xmalloc((depth + 1) * sizeof(*locs));
+	for (i = 0; i < depth; i++)
+		locs[i] = copy_location(c, frames[i]);
+	*d = profile_stack(c->dst, locs, depth);
+	free(locs);
+	return *d;
+}
+
+void profile_copy_sample(struct profile_copy *c, const struct prof_sample *s, uint64_t count)
+{
+	struct prof_sample n = *s;
+	uint32_t path;
+
+	n.stack = copy_stack(c, s->stack);
+	n.comm = copy_string(c, s->comm);
+	n.count = count;
+	profile_add_sample(c->dst, &n);
+	if (s->cgroup_id && !profile_cgroup(c->dst, s->cgroup_id) &&
+	    (path = profile_cgroup(c->src, s->cgroup_id)))
+		profile_set_cgroup_path(c->dst, s->cgroup_id, profile_str(c->src, path));
+}

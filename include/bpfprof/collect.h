@@ -36,6 +36,9 @@ struct collector {
 	uint32_t exited;	/* processes forgotten since the last fold */
 	size_t fold_bytes;	/* the profile's size that, with enough exited, folds it */
 	uint64_t sched_text_start, sched_text_end;	/* the scheduler's code; 0: not read yet */
+	/* Told before a fold of the profile (done false) and after it (windows of it). */
+	void (*folding)(void *ctx, bool done);
+	void *folding_ctx;
 };
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);

@@ -211,6 +211,24 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 		  bool keep_pids, struct profile_renumbering *r);
 void profile_renumbering_release(struct profile_renumbering *r);
 
+/*
+ * Copying samples from one profile (src) into another (dst): what a sample
+ * uses (its stack's locations, their mappings, functions and strings) is
+ * interned in dst once, the ids src -> dst kept here as they are met. Valid
+ * while src's ids are (a profile_fold of src renumbers them).
+ */
+struct profile_copy {
+	const struct profile *src;
+	struct profile *dst;
+	uint32_t *strings, *mappings, *functions, *locations, *stacks;
+	uint32_t nr_strings, nr_mappings, nr_functions, nr_locations, nr_stacks;
+};
+
+void profile_copy_init(struct profile_copy *c, struct profile *dst, const struct profile *src);
+void profile_copy_release(struct profile_copy *c);
+/* Adds count samples like src's sample s (its stack and labels) to dst. */
+void profile_copy_sample(struct profile_copy *c, const struct prof_sample *s, uint64_t count);
+
 /* The path of cgroup id as a string id, or 0 when it was never named. */
 uint32_t profile_cgroup(const struct profile *p, uint64_t id);
 void profile_set_cgroup_path(struct profile *p, uint64_t id, const char *path);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * A window of the session's profile: the samples added to it from the
+ * window's start to its end, in a profile of the window's own (what a
+ * request for the next N seconds is answered with, a push's interval, a
+ * rotated file). Counts in the session's profile only grow, between folds:
+ * a window keeps each sample's count as it was at its start (or its last
+ * flush) and copies the difference. A fold renumbers the session's
+ * samples, so every window is flushed before one and rebased after.
+ */
+#ifndef BPFPROF_WINDOW_H
+#define BPFPROF_WINDOW_H
+
+#include <stdint.h>
+
+#include "bpfprof/profile.h"
+
+struct window {
+	struct profile profile;		/* the window's own */
+	struct profile_copy copy;	/* session ids -> the window's */
+	const struct profile *session;
+	uint64_t *base;			/* the session's sample counts at the last flush */
+	uint32_t nr_base;
+	uint32_t tgid;			/* only this process's samples; 0: every one */
+	char *cgroup;			/* only samples in this cgroup or below it; NULL: all */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC, as now_ns() */
+};
+
+/* Opens w on session now; start_wall_ns is the wall clock at this moment. */
+void window_open(struct window *w, const struct profile *session, uint64_t start_wall_ns,
+		 uint32_t tgid, const char *cgroup);
+/* Copies into w what the session's profile gained since the last flush. */
+void window_flush(struct window *w);
+/* After the session's profile was folded (w flushed before it): its counts, as they are now. */
+void window_rebase(struct window *w);
+/* Flushes and ends w: its profile says how long it lasted. */
+void window_close(struct window *w);
+void window_release(struct window *w);
+
+#endif

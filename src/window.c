@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/util.h"
+#include "bpfprof/window.h"
+
+/* The counts the session's samples have now: what the next flush starts from. */
+static void take_base(struct window *w)
+{
+	const struct profile *s = w->session;
+	uint32_t i;
+
+	if (w->nr_base < s->nr_samples)
+		w->base = xrealloc(w->base, s->nr_samples * sizeof(*w->base));
+	w->nr_base = s->nr_samples;
+	for (i = 0; i < s->nr_samples; i++)
+		w->base[i] = s->samples[i].count;
+}
+
+void window_open(struct window *w, const struct profile *session, uint64_t start_wall_ns,
+		 uint32_t tgid, const char *cgroup)
+{
+	memset(w, 0, sizeof(*w));
+	profile_init(&w->profile);
+	w->profile.kind = session->kind;
+	w->profile.frequency = session->frequency;
+	w->profile.period_ns = session->period_ns;
+	w->profile.start_wall_ns = start_wall_ns;
+	if (session->command_line)
+		w->profile.command_line = xstrdup(session->command_line);
+	profile_copy_init(&w->copy, &w->profile, session);
+	w->session = session;
+	w->tgid = tgid;
+	w->cgroup = cgroup ? xstrdup(cgroup) : NULL;
+	w->start_ns = now_ns();
+	take_base(w);
+}
+
+/* Sample s is in the window's cgroup, or one below it. */
+static bool in_cgroup(const struct window *w, const struct prof_sample *s)
+{
+	uint32_t id = s->cgroup_id ? profile_cgroup(w->session, s->cgroup_id) : 0;
+	const char *path = id ? profile_str(w->session, id) : NULL;
+	size_t n = strlen(w->cgroup);
+
+	/* "/" is every cgroup; "/a/b" is itself and "/a/b/...". */
+	if (n && w->cgroup[n - 1] == '/')
+		n--;
+	return path && !strncmp(path, w->cgroup, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+void window_flush(struct window *w)
+{
+	const struct profile *s = w->session;
+	const struct prof_sample *smp;
+	uint64_t before;
+	uint32_t i;
+
+	for (i = 0; i < s->nr_samples; i++) {
+		smp = &s->samples[i];
+		before = i < w->nr_base ? w->base[i] : 0;
+		if (smp->count <= before || (w->tgid && smp->pid != w->tgid) ||
+		    (w->cgroup && !in_cgroup(w, smp)))
+			continue;
+		profile_copy_sample(&w->copy, smp, smp->count - before);
+	}
+	take_base(w);
+}
+
+void window_rebase(struct window *w)
+{
+	/* The session's ids are new: so are the ids copied so far. */
+	profile_copy_release(&w->copy);
+	profile_copy_init(&w->copy, &w->profile, w->session);
+	take_base(w);
+}
+
+void window_close(struct window *w)
+{
+	window_flush(w);
+	w->profile.duration_ns = now_ns() - w->start_ns;
+}
+
+void window_release(struct window *w)
+{
+	profile_copy_release(&w->copy);
+	profile_release(&w->profile);
+	free(w->base);
+	free(w->cgroup);
+	memset(w, 0, sizeof(*w));
+}

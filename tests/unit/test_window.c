@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* Windows of a growing profile: what was added between open and close, copied whole. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/output.h"
+#include "bpfprof/profile.h"
+#include "bpfprof/window.h"
+#include "unit.h"
+
+/* Adds count to the sample of unit_build_profile's stack 0 or 1 in pid/tid. */
+static void add(struct profile *p, uint32_t stack, uint32_t pid, uint32_t tid, uint64_t count,
+		uint64_t cgroup)
+{
+	struct prof_sample s = { 0 };
+
+	s.stack = stack;
+	s.pid = pid;
+	s.tid = tid;
+	s.comm = profile_string(p, "app");
+	s.cgroup_id = cgroup;
+	s.count = count;
+	profile_add_sample(p, &s);
+}
+
+static char *folded(const struct profile *p)
+{
+	return unit_write(write_folded, p, true, NULL);
+}
+
+static bool pid_42_gone(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 42;
+}
+
+void test_window(void)
+{
+	struct profile session;
+	struct profile_renumbering r;
+	struct window w, only7, cg;
+	char *got;
+
+	unit_build_profile(&session);
+	window_open(&w, &session, 1000, 0, NULL);
+	window_open(&only7, &session, 1000, 7, NULL);
+	window_flush(&w);
+	CHECK(w.profile.nr_samples == 0, "window: nothing before anything is added");
+
+	add(&session, 0, 42, 43, 3, 0);
+	add(&session, 1, 9, 9, 4, 0);	/* a sample new since the window opened */
+	add(&session, 1, 7, 7, 2, 0);
+	window_flush(&w);
+	add(&session, 1, 7, 7, 1, 0);	/* after a flush: only what came since */
+	window_close(&w);
+	window_close(&only7);
+	got = folded(&w.profile);
+	expect_text(got,
+		    "app-42;main;work:odd?name;do_syscall_64_[k] 3\n"
+		    "app-7;main;[app+0xabc] 3\n"
+		    "app-9;main;[app+0xabc] 4\n",
+		    "window: the samples added, with their stacks and names, nothing else");
+	free(got);
+	CHECK(profile_total(&w.profile) == 10 && profile_total(&session) == 21,
+	      "window: 10 of the session's 21 (%llu)", (unsigned long long)profile_total(&w.profile));
+	CHECK(profile_total(&only7.profile) == 3 && only7.profile.nr_samples == 1,
+	      "window: pid 7's only (%llu)", (unsigned long long)profile_total(&only7.profile));
+	CHECK(w.profile.start_wall_ns == 1000 && w.profile.frequency == session.frequency,
+	      "window: its start, the session's rate");
+	window_release(&w);
+	window_release(&only7);
+
+	/* Across a fold of the session: flushed before, rebased after, nothing counted twice. */
+	window_open(&w, &session, 0, 0, NULL);
+	add(&session, 0, 42, 43, 5, 0);
+	window_flush(&w);
+	profile_fold(&session, pid_42_gone, NULL, false, &r);
+	profile_renumbering_release(&r);
+	window_rebase(&w);
+	add(&session, 0, 7, 7, 6, 0);	/* stack 0 may be another id now: any stack will do */
+	window_close(&w);
+	CHECK(profile_total(&w.profile) == 11 && profile_total(&session) == 32,
+	      "window: across a fold, 5 + 6 (%llu)", (unsigned long long)profile_total(&w.profile));
+	window_release(&w);
+
+	/* cgroup=: the cgroup and those below it, by path. */
+	profile_set_cgroup_path(&session, 100, "/a/b");
+	profile_set_cgroup_path(&session, 101, "/a/b/c");
+	profile_set_cgroup_path(&session, 102, "/a/bc");
+	window_open(&cg, &session, 0, 0, "/a/b");
+	add(&session, 0, 1, 1, 1, 100);
+	add(&session, 0, 1, 1, 2, 101);
+	add(&session, 0, 1, 1, 4, 102);
+	add(&session, 0, 1, 1, 8, 0);
+	window_close(&cg);
+	CHECK(profile_total(&cg.profile) == 3, "window: cgroup /a/b holds /a/b and /a/b/c, not /a/bc (%llu)",
+	      (unsigned long long)profile_total(&cg.profile));
+	CHECK(profile_cgroup(&cg.profile, 101) != 0, "window: the cgroups' paths come along");
+	window_release(&cg);
+	profile_release(&session);
+}
