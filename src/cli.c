@@ -41,6 +41,9 @@ static const char usage_text[] =
 	"      --wall                  each thread's wall time: CPU samples at -F and its time off the\n"
 	"                              CPU in the same unit (needs -p, -t or --cgroup)\n"
 	"      --min-block USECS       off-CPU times shorter than USECS are not counted (default 0)\n"
+	"      --listen HOST:PORT      serve profiles over HTTP while sampling, as Go's net/http/pprof:\n"
+	"                              /debug/pprof/profile?seconds=N, /metrics (Prometheus), /; until\n"
+	"                              a signal or -d; the whole run is written only with -o\n"
 	"  -f, --format FORMAT         folded, pprof, callgrind or svg (default: from -o's name, else folded)\n"
 	"  -o, --output FILE           write to FILE instead of stdout; may be given several times\n"
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
@@ -74,6 +77,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_WALL,
 	OPT_MIN_BLOCK,
+	OPT_LISTEN,
 };
 
 static const struct option long_options[] = {
@@ -100,6 +104,7 @@ static const struct option long_options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -347,7 +352,8 @@ static int resolve_formats(struct options *o)
 	if (o->format && (forced = format_parse(o->format)) < 0)
 		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind or svg",
 				   o->format);
-	if (!o->noutputs) {
+	/* Serving, the whole run is written only where -o says. */
+	if (!o->noutputs && !o->listen) {
 		o->outputs = xcalloc(1, sizeof(*o->outputs));
 		o->noutputs = 1;
 		o->outputs[0].format = -1;
@@ -369,6 +375,25 @@ static int resolve_formats(struct options *o)
 			return usage_error("%s output is binary; give -o FILE.pb.gz or redirect stdout",
 					   format_name(out->format));
 	}
+	return 0;
+}
+
+/* --listen HOST:PORT (an IPv6 address in brackets): its form; the address itself is tried later. */
+static int check_listen(const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	char *end;
+	long port;
+
+	if (!colon || colon == arg)
+		return usage_error("--listen %s: give HOST:PORT, e.g. 127.0.0.1:6060 or [::1]:6060", arg);
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 0 || port > 65535)
+		return usage_error("--listen %s: the port is not a number from 0 to 65535 (0: any free "
+				   "one); give e.g. 127.0.0.1:6060", arg);
+	if (strchr(arg, ':') != colon && (arg[0] != '[' || colon[-1] != ']'))
+		return usage_error("--listen %s: put an IPv6 address in brackets, e.g. [::1]:6060", arg);
 	return 0;
 }
 
@@ -497,6 +522,10 @@ int options_parse(struct options *o, int argc, char **argv)
 			min_block_arg = optarg;
 			err = parse_u32(c, optarg, 0, 3600u * 1000000, "a time in microseconds", NULL,
 					&o->min_block_us);
+			break;
+		case OPT_LISTEN:
+			o->listen = optarg;
+			err = check_listen(optarg);
 			break;
 		case OPT_STACK_SIZE:
 			stack_size_arg = optarg;

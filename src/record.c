@@ -22,9 +22,11 @@
 
 #include "bpfprof/cli.h"
 #include "bpfprof/collect.h"
+#include "bpfprof/metrics.h"
 #include "bpfprof/output.h"
 #include "bpfprof/record.h"
 #include "bpfprof/sampler.h"
+#include "bpfprof/serve.h"
 #include "bpfprof/sideband.h"
 #include "bpfprof/symbolize.h"
 #include "bpfprof/unwind_tables.h"
@@ -434,6 +436,7 @@ struct session {
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
 	struct python *python;		/* Python frames: NULL when off */
+	struct server *server;		/* --listen, else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
 };
 
@@ -499,6 +502,62 @@ static void note_first_samples(struct session *ss)
 	sampler_stats_release(&st);
 }
 
+/* --listen: what /metrics says, as of this drain. */
+static void publish_metrics(struct session *ss)
+{
+	struct session_figures f = { 0 };
+	struct sampler_stats st;
+	char *text;
+
+	sampler_stats(ss->sampler, &st);
+	f.processes = ss->sym.procs.nr;
+	f.stacks = ss->coll.profile->nr_stacks;
+	f.profile_bytes = profile_bytes(ss->coll.profile);
+	f.sideband_lost = ss->sideband ? sideband_lost(ss->sideband) : 0;
+	f.start_wall_ns = ss->coll.profile->start_wall_ns;
+	text = metrics_text(&st, &f);
+	server_set_metrics(ss->server, text);
+	free(text);
+	sampler_stats_release(&st);
+}
+
+/* Reads the maps: every sample taken so far in the profile. 0 or -errno. */
+static int drain(struct session *ss)
+{
+	int err;
+
+	if ((err = sampler_drain(ss->sampler)))
+		return err;
+	/* Every sample of a process that exited before the flip is named now. */
+	collector_after_drain(&ss->coll, now_ns());
+	note_first_samples(ss);
+	/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
+	if (verbose >= 2)
+		debug("drain: profile %zu KiB (indexes %zu KiB): %u samples, %u stacks, "
+		      "%u locations, %u mappings", profile_bytes(ss->coll.profile) >> 10,
+		      profile_index_bytes(ss->coll.profile) >> 10, ss->coll.profile->nr_samples,
+		      ss->coll.profile->nr_stacks, ss->coll.profile->nr_locations,
+		      ss->coll.profile->nr_mappings);
+	if (ss->server)
+		publish_metrics(ss);
+	return 0;
+}
+
+/* For the server: a window opens or closes now. */
+static void drain_for_window(void *ctx)
+{
+	struct session *ss = ctx;
+	int err = drain(ss);
+
+	if (err)
+		debug("cannot read the BPF maps for a window: %s", strerror(-err));
+}
+
+static void folding(void *ctx, bool done)
+{
+	server_folding(((struct session *)ctx)->server, done);
+}
+
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
 static int sample_loop(struct session *ss, uint64_t start)
 {
@@ -510,23 +569,13 @@ static int sample_loop(struct session *ss, uint64_t start)
 	int err = 0;
 
 	while (!stop_signal) {
-		uint64_t now = now_ns(), wake;
+		uint64_t now = now_ns(), wake, deadline;
 
 		if (end && now >= end)
 			break;
 		if (now >= next_drain) {
-			if ((err = sampler_drain(ss->sampler)))
+			if ((err = drain(ss)))
 				break;
-			/* Every sample of a process that exited before the flip is named now. */
-			collector_after_drain(&ss->coll, now);
-			note_first_samples(ss);
-			/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
-			if (verbose >= 2)
-				debug("drain: profile %zu KiB (indexes %zu KiB): %u samples, %u stacks, "
-				      "%u locations, %u mappings", profile_bytes(ss->coll.profile) >> 10,
-				      profile_index_bytes(ss->coll.profile) >> 10,
-				      ss->coll.profile->nr_samples, ss->coll.profile->nr_stacks,
-				      ss->coll.profile->nr_locations, ss->coll.profile->nr_mappings);
 			while (next_drain <= now)
 				next_drain += interval;
 			if (progress) {
@@ -544,6 +593,9 @@ static int sample_loop(struct session *ss, uint64_t start)
 			}
 		}
 		wake = end && end < next_drain ? end : next_drain;
+		/* A window's end, when a request for a profile is answered. */
+		if (ss->server && (deadline = server_tick(ss->server)) && deadline < wake)
+			wake = deadline;
 		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
@@ -584,7 +636,7 @@ static int check_machine(const struct options *o)
 /* Opens every output now, so an unwritable one fails before sampling. */
 static struct output_file *open_outputs(const struct options *o)
 {
-	struct output_file *out = xcalloc(o->noutputs, sizeof(*out));
+	struct output_file *out = xcalloc(o->noutputs + 1, sizeof(*out));	/* none with --listen */
 	size_t i;
 
 	for (i = 0; i < o->noutputs; i++) {
@@ -784,12 +836,23 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 		goto out;
 	/* The clock starts once every CPU samples. */
 	prof->start_wall_ns = wall_ns();
+	prof->command_line = xstrdup(o->command_line);
 	start = now_ns();
+	if (o->listen) {
+		if (!(ss.server = server_start(o->listen, prof, drain_for_window, &ss)))
+			goto out;
+		ss.coll.folding = folding;
+		ss.coll.folding_ctx = &ss;
+		publish_metrics(&ss);
+	}
 	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
 	debug("timing: attached %.0f ms after exec, at %.6f s wall clock", ms_since_exec(),
 	      prof->start_wall_ns / 1e9);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
+	/* Requests still open are answered: bpfprof is stopping. */
+	server_stop(ss.server);
+	ss.server = NULL;
 	writing = 1;
 	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
 	prof->duration_ns = now_ns() - start;
@@ -801,7 +864,6 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 	      stop_signal ? "the stop signal" : "sampling ended");
 	symbolizer_name_late_jit(&ss.sym, prof);
-	prof->command_line = xstrdup(o->command_line);
 	sampler_stats(ss.sampler, st);
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
 	add_lost(&ss.coll, st);
@@ -816,6 +878,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
 	python_stats(ss.python, &st->py);
 out:
+	server_stop(ss.server);
 	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
 	python_free(ss.python);
 	ss.sym.python = ss.coll.python = NULL;

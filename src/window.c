@@ -18,8 +18,8 @@ static void take_base(struct window *w)
 		w->base[i] = s->samples[i].count;
 }
 
-void window_open(struct window *w, const struct profile *session, uint64_t start_wall_ns,
-		 uint32_t tgid, const char *cgroup)
+void window_open(struct window *w, const struct profile *session, uint64_t start_ns,
+		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup)
 {
 	memset(w, 0, sizeof(*w));
 	profile_init(&w->profile);
@@ -33,7 +33,7 @@ void window_open(struct window *w, const struct profile *session, uint64_t start
 	w->session = session;
 	w->tgid = tgid;
 	w->cgroup = cgroup ? xstrdup(cgroup) : NULL;
-	w->start_ns = now_ns();
+	w->start_ns = start_ns;
 	take_base(w);
 }
 
@@ -76,10 +76,10 @@ void window_rebase(struct window *w)
 	take_base(w);
 }
 
-void window_close(struct window *w)
+void window_close(struct window *w, uint64_t end_ns)
 {
 	window_flush(w);
-	w->profile.duration_ns = now_ns() - w->start_ns;
+	w->profile.duration_ns = end_ns > w->start_ns ? end_ns - w->start_ns : 0;
 }
 
 void window_release(struct window *w)

@@ -44,6 +44,7 @@ struct options {
 	bool off_cpu;			/* --off-cpu: off-CPU time, no CPU samples */
 	bool wall;			/* --wall: CPU samples and off-CPU time in one unit */
 	uint32_t min_block_us;		/* --min-block */
+	const char *listen;		/* --listen HOST:PORT */
 	uint32_t stack_size;		/* --stack-size: user stack bytes copied per sample */
 	const char *btf;		/* --btf */
 	int verbose;			/* -v */

@@ -26,15 +26,19 @@ struct window {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC, as now_ns() */
 };
 
-/* Opens w on session now; start_wall_ns is the wall clock at this moment. */
-void window_open(struct window *w, const struct profile *session, uint64_t start_wall_ns,
-		 uint32_t tgid, const char *cgroup);
+/*
+ * Opens w on session: the samples it holds from now on are those taken
+ * since start_ns (now_ns() clock; start_wall_ns the wall clock then), the
+ * moment the session's last drain flipped the maps.
+ */
+void window_open(struct window *w, const struct profile *session, uint64_t start_ns,
+		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup);
 /* Copies into w what the session's profile gained since the last flush. */
 void window_flush(struct window *w);
 /* After the session's profile was folded (w flushed before it): its counts, as they are now. */
 void window_rebase(struct window *w);
-/* Flushes and ends w: its profile says how long it lasted. */
-void window_close(struct window *w);
+/* Flushes and ends w at end_ns (the flip of the drain just done): its profile says how long it lasted. */
+void window_close(struct window *w, uint64_t end_ns);
 void window_release(struct window *w);
 
 #endif

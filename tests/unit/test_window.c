@@ -43,8 +43,8 @@ void test_window(void)
 	char *got;
 
 	unit_build_profile(&session);
-	window_open(&w, &session, 1000, 0, NULL);
-	window_open(&only7, &session, 1000, 7, NULL);
+	window_open(&w, &session, 0, 1000, 0, NULL);
+	window_open(&only7, &session, 0, 1000, 7, NULL);
 	window_flush(&w);
 	CHECK(w.profile.nr_samples == 0, "window: nothing before anything is added");
 
@@ -53,8 +53,8 @@ void test_window(void)
 	add(&session, 1, 7, 7, 2, 0);
 	window_flush(&w);
 	add(&session, 1, 7, 7, 1, 0);	/* after a flush: only what came since */
-	window_close(&w);
-	window_close(&only7);
+	window_close(&w, 5);
+	window_close(&only7, 5);
 	got = folded(&w.profile);
 	expect_text(got,
 		    "app-42;main;work:odd?name;do_syscall_64_[k] 3\n"
@@ -66,20 +66,20 @@ void test_window(void)
 	      "window: 10 of the session's 21 (%llu)", (unsigned long long)profile_total(&w.profile));
 	CHECK(profile_total(&only7.profile) == 3 && only7.profile.nr_samples == 1,
 	      "window: pid 7's only (%llu)", (unsigned long long)profile_total(&only7.profile));
-	CHECK(w.profile.start_wall_ns == 1000 && w.profile.frequency == session.frequency,
-	      "window: its start, the session's rate");
+	CHECK(w.profile.start_wall_ns == 1000 && w.profile.duration_ns == 5 &&
+	      w.profile.frequency == session.frequency, "window: its start and length, the session's rate");
 	window_release(&w);
 	window_release(&only7);
 
 	/* Across a fold of the session: flushed before, rebased after, nothing counted twice. */
-	window_open(&w, &session, 0, 0, NULL);
+	window_open(&w, &session, 0, 0, 0, NULL);
 	add(&session, 0, 42, 43, 5, 0);
 	window_flush(&w);
 	profile_fold(&session, pid_42_gone, NULL, false, &r);
 	profile_renumbering_release(&r);
 	window_rebase(&w);
 	add(&session, 0, 7, 7, 6, 0);	/* stack 0 may be another id now: any stack will do */
-	window_close(&w);
+	window_close(&w, 5);
 	CHECK(profile_total(&w.profile) == 11 && profile_total(&session) == 32,
 	      "window: across a fold, 5 + 6 (%llu)", (unsigned long long)profile_total(&w.profile));
 	window_release(&w);
@@ -88,12 +88,12 @@ void test_window(void)
 	profile_set_cgroup_path(&session, 100, "/a/b");
 	profile_set_cgroup_path(&session, 101, "/a/b/c");
 	profile_set_cgroup_path(&session, 102, "/a/bc");
-	window_open(&cg, &session, 0, 0, "/a/b");
+	window_open(&cg, &session, 0, 0, 0, "/a/b");
 	add(&session, 0, 1, 1, 1, 100);
 	add(&session, 0, 1, 1, 2, 101);
 	add(&session, 0, 1, 1, 4, 102);
 	add(&session, 0, 1, 1, 8, 0);
-	window_close(&cg);
+	window_close(&cg, 5);
 	CHECK(profile_total(&cg.profile) == 3, "window: cgroup /a/b holds /a/b and /a/b/c, not /a/bc (%llu)",
 	      (unsigned long long)profile_total(&cg.profile));
 	CHECK(profile_cgroup(&cg.profile, 101) != 0, "window: the cgroups' paths come along");
