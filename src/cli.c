@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"      --listen HOST:PORT      serve profiles over HTTP while sampling, as Go's net/http/pprof:\n"
 	"                              /debug/pprof/profile?seconds=N, /metrics (Prometheus), /; until\n"
 	"                              a signal or -d; the whole run is written only with -o\n"
+	"      --rotate SECONDS        with -o FILE: a complete FILE per interval, ending at multiples\n"
+	"                              of SECONDS of the clock, named by its start: out.20261124T101500Z.pb.gz\n"
+	"      --keep N                with --rotate: keep the N newest files of each -o\n"
 	"  -f, --format FORMAT         folded, pprof, callgrind or svg (default: from -o's name, else folded)\n"
 	"  -o, --output FILE           write to FILE instead of stdout; may be given several times\n"
 	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
@@ -78,6 +81,8 @@ enum {
 	OPT_WALL,
 	OPT_MIN_BLOCK,
 	OPT_LISTEN,
+	OPT_ROTATE,
+	OPT_KEEP,
 };
 
 static const struct option long_options[] = {
@@ -105,6 +110,8 @@ static const struct option long_options[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "rotate", required_argument, NULL, OPT_ROTATE },
+	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -527,6 +534,12 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->listen = optarg;
 			err = check_listen(optarg);
 			break;
+		case OPT_ROTATE:
+			err = parse_seconds(c, optarg, 1, 86400, &o->rotate);
+			break;
+		case OPT_KEEP:
+			err = parse_u32(c, optarg, 1, 1000000, "a number of files", NULL, &o->keep);
+			break;
 		case OPT_STACK_SIZE:
 			stack_size_arg = optarg;
 			err = parse_u32(c, optarg, 1024, 65536, "a number of bytes", NULL, &o->stack_size);
@@ -589,6 +602,15 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (min_block_arg && !o->off_cpu && !o->wall)
 		return usage_error("--min-block %s: off-CPU time is counted only with --off-cpu or "
 				   "--wall; add one, or drop --min-block", min_block_arg);
+	if (o->keep && !o->rotate)
+		return usage_error("--keep %u: it keeps rotated files; add --rotate SECONDS, or drop "
+				   "--keep", o->keep);
+	if (o->rotate && !o->noutputs)
+		return usage_error("--rotate writes files: add -o FILE (its name gets each interval's "
+				   "start)");
+	for (size_t i = 0; o->rotate && i < o->noutputs; i++)
+		if (!o->outputs[i].path)
+			return usage_error("--rotate writes files, not stdout: give -o FILE instead of -o -");
 	if ((err = resolve_formats(o)))
 		return err;
 	/* Whole stacks through the ring buffer need more room than the fallback alone. */

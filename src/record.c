@@ -25,6 +25,7 @@
 #include "bpfprof/metrics.h"
 #include "bpfprof/output.h"
 #include "bpfprof/record.h"
+#include "bpfprof/rotate.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/serve.h"
 #include "bpfprof/sideband.h"
@@ -418,13 +419,17 @@ static void summarize(const struct options *o, const struct profile *p,
 	strbuf_release(&sb);
 }
 
-static void add_lost(struct collector *c, const struct sampler_stats *st)
-{
-	collector_add_lost(c, "[lost: stack collision]", st->total[STAT_LOST_COLLISION]);
-	collector_add_lost(c, "[lost: stack map full]", st->total[STAT_LOST_STACK_FULL]);
-	collector_add_lost(c, "[lost: counts map full]", st->total[STAT_LOST_COUNTS_FULL]);
-	collector_add_lost(c, "[lost: ring buffer full]", st->total[STAT_LOST_DWARF]);
-}
+/* Samples lost, by cause: the statistic, and the frame they get in the profile. */
+static const struct {
+	int stat;
+	const char *label;
+} lost_causes[] = {
+	{ STAT_LOST_COLLISION, "[lost: stack collision]" },
+	{ STAT_LOST_STACK_FULL, "[lost: stack map full]" },
+	{ STAT_LOST_COUNTS_FULL, "[lost: counts map full]" },
+	{ STAT_LOST_DWARF, "[lost: ring buffer full]" },
+};
+#define LOST_CAUSES (sizeof(lost_causes) / sizeof(lost_causes[0]))
 
 /* Everything one run holds while it samples. */
 struct session {
@@ -437,8 +442,23 @@ struct session {
 	struct unwind_tables tables;	/* --unwind auto */
 	struct python *python;		/* Python frames: NULL when off */
 	struct server *server;		/* --listen, else NULL */
+	struct rotation *rotation;	/* --rotate, else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
+	uint64_t lost_added[LOST_CAUSES];	/* lost samples already in the profile */
+	bool write_failed;		/* --rotate: a file could not be written */
 };
+
+/* Samples lost since the last drain, into the profile: windows of it have theirs too. */
+static void add_lost(struct session *ss, const struct sampler_stats *st)
+{
+	size_t i;
+
+	for (i = 0; i < LOST_CAUSES; i++) {
+		collector_add_lost(&ss->coll, lost_causes[i].label,
+				   st->total[lost_causes[i].stat] - ss->lost_added[i]);
+		ss->lost_added[i] = st->total[lost_causes[i].stat];
+	}
+}
 
 /* Side-band records are read this often, so files are opened while their processes live. */
 #define SIDEBAND_POLL_MS 20
@@ -503,31 +523,31 @@ static void note_first_samples(struct session *ss)
 }
 
 /* --listen: what /metrics says, as of this drain. */
-static void publish_metrics(struct session *ss)
+static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 {
 	struct session_figures f = { 0 };
-	struct sampler_stats st;
 	char *text;
 
-	sampler_stats(ss->sampler, &st);
 	f.processes = ss->sym.procs.nr;
 	f.stacks = ss->coll.profile->nr_stacks;
 	f.profile_bytes = profile_bytes(ss->coll.profile);
 	f.sideband_lost = ss->sideband ? sideband_lost(ss->sideband) : 0;
 	f.start_wall_ns = ss->coll.profile->start_wall_ns;
-	text = metrics_text(&st, &f);
+	text = metrics_text(st, &f);
 	server_set_metrics(ss->server, text);
 	free(text);
-	sampler_stats_release(&st);
 }
 
 /* Reads the maps: every sample taken so far in the profile. 0 or -errno. */
 static int drain(struct session *ss)
 {
+	struct sampler_stats st;
 	int err;
 
 	if ((err = sampler_drain(ss->sampler)))
 		return err;
+	sampler_stats(ss->sampler, &st);
+	add_lost(ss, &st);
 	/* Every sample of a process that exited before the flip is named now. */
 	collector_after_drain(&ss->coll, now_ns());
 	note_first_samples(ss);
@@ -539,7 +559,8 @@ static int drain(struct session *ss)
 		      ss->coll.profile->nr_stacks, ss->coll.profile->nr_locations,
 		      ss->coll.profile->nr_mappings);
 	if (ss->server)
-		publish_metrics(ss);
+		publish_metrics(ss, &st);
+	sampler_stats_release(&st);
 	return 0;
 }
 
@@ -553,9 +574,26 @@ static void drain_for_window(void *ctx)
 		debug("cannot read the BPF maps for a window: %s", strerror(-err));
 }
 
+/* The profile is about to be folded, or was: the windows of it know. */
 static void folding(void *ctx, bool done)
 {
-	server_folding(((struct session *)ctx)->server, done);
+	struct session *ss = ctx;
+
+	if (ss->server)
+		server_folding(ss->server, done);
+	if (ss->rotation)
+		rotation_folding(ss->rotation, done);
+}
+
+/* --rotate: an interval is over; a drain (its flip now), its files written, the next begun. */
+static int rotate(struct session *ss, bool last)
+{
+	uint64_t now = now_ns(), wall = wall_ns();
+	int err = last ? 0 : drain(ss);
+
+	if (rotation_rotate(ss->rotation, now, wall, last))
+		ss->write_failed = true;
+	return err;
 }
 
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
@@ -593,9 +631,13 @@ static int sample_loop(struct session *ss, uint64_t start)
 			}
 		}
 		wake = end && end < next_drain ? end : next_drain;
-		/* A window's end, when a request for a profile is answered. */
+		/* A window's end, when a request for a profile is answered; an interval's. */
 		if (ss->server && (deadline = server_tick(ss->server)) && deadline < wake)
 			wake = deadline;
+		if (ss->rotation && now_ns() >= ss->rotation->due_ns && (err = rotate(ss, false)))
+			break;
+		if (ss->rotation && ss->rotation->due_ns < wake)
+			wake = ss->rotation->due_ns;
 		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
@@ -638,9 +680,17 @@ static struct output_file *open_outputs(const struct options *o)
 {
 	struct output_file *out = xcalloc(o->noutputs + 1, sizeof(*out));	/* none with --listen */
 	size_t i;
+	char *path;
+	int err;
 
 	for (i = 0; i < o->noutputs; i++) {
-		if (output_open(&out[i], o->outputs[i].path)) {
+		/* --rotate: each interval's file is opened as it is written; tried once now. */
+		path = o->rotate ? rotated_name(o->outputs[i].path, wall_ns()) : NULL;
+		err = output_open(&out[i], path ? path : o->outputs[i].path);
+		if (!err && path)
+			output_abort(&out[i]);
+		free(path);
+		if (err) {
 			while (i-- > 0)
 				output_abort(&out[i]);
 			free(out);
@@ -811,10 +861,12 @@ static void use_python(struct session *ss)
 
 /* Attaches, samples, detaches: the profile holds every sample taken. */
 static int profile_machine(const struct options *o, int cgroup_fd, struct profile *prof,
-			   struct sampler_stats *st)
+			   struct sampler_stats *st, bool *write_failed)
 {
 	struct sampler_config cfg;
 	struct session ss = { .o = o, .cgroup_fd = cgroup_fd };
+	struct rotation rotation;
+	uint64_t end;
 	uint64_t start;
 	int err = -1;
 
@@ -838,12 +890,18 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	prof->start_wall_ns = wall_ns();
 	prof->command_line = xstrdup(o->command_line);
 	start = now_ns();
+	ss.coll.folding = folding;
+	ss.coll.folding_ctx = &ss;
+	if (o->rotate) {
+		rotation_start(&rotation, o, prof, start, prof->start_wall_ns);
+		ss.rotation = &rotation;
+	}
 	if (o->listen) {
 		if (!(ss.server = server_start(o->listen, prof, drain_for_window, &ss)))
 			goto out;
-		ss.coll.folding = folding;
-		ss.coll.folding_ctx = &ss;
-		publish_metrics(&ss);
+		sampler_stats(ss.sampler, st);
+		publish_metrics(&ss, st);
+		sampler_stats_release(st);
 	}
 	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
 	debug("timing: attached %.0f ms after exec, at %.6f s wall clock", ms_since_exec(),
@@ -855,7 +913,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	ss.server = NULL;
 	writing = 1;
 	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
-	prof->duration_ns = now_ns() - start;
+	end = now_ns();
+	prof->duration_ns = end - start;
 	debug("timing: sampled %.3f s", prof->duration_ns / 1e9);
 	if (sampler_stop(ss.sampler) || err) {
 		err = -1;
@@ -866,7 +925,13 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	symbolizer_name_late_jit(&ss.sym, prof);
 	sampler_stats(ss.sampler, st);
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
-	add_lost(&ss.coll, st);
+	add_lost(&ss, st);
+	/* --rotate: the last interval, to the detach. */
+	if (ss.rotation) {
+		if (rotation_rotate(ss.rotation, end, prof->start_wall_ns + prof->duration_ns, true))
+			ss.write_failed = true;
+		ss.rotation = NULL;
+	}
 	memcpy(st->unwinds, ss.coll.unwinds, sizeof(st->unwinds));
 	st->tables.built = ss.tables.built;
 	st->tables.shared = ss.tables.shared;
@@ -878,6 +943,9 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
 	python_stats(ss.python, &st->py);
 out:
+	if (ss.rotation)
+		window_release(&ss.rotation->window);
+	*write_failed = ss.write_failed;
 	server_stop(ss.server);
 	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
 	python_free(ss.python);
@@ -899,6 +967,7 @@ int record(const struct options *o)
 	struct output_file *out;
 	struct profile prof;
 	int cgroup_fd = -1, rc = EXIT_RUNTIME;
+	bool write_failed = false;
 	size_t i;
 
 	verbose = o->verbose;
@@ -913,8 +982,10 @@ int record(const struct options *o)
 	libbpf_set_print(libbpf_print);
 	catch_signals();
 	profile_init(&prof);
-	if ((!o->cgroup_path || cgroup_fd >= 0) && !profile_machine(o, cgroup_fd, &prof, &st)) {
-		rc = write_outputs(o, out, &prof) ? EXIT_RUNTIME : 0;
+	if ((!o->cgroup_path || cgroup_fd >= 0) &&
+	    !profile_machine(o, cgroup_fd, &prof, &st, &write_failed)) {
+		/* --rotate: every file is written already. */
+		rc = write_failed || (!o->rotate && write_outputs(o, out, &prof)) ? EXIT_RUNTIME : 0;
 		writing = 0;
 		debug("timing: outputs written %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
 		      stop_signal ? "the stop signal" : "sampling ended");

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,7 @@ static void say_listening(int fd, int family)
 struct server *server_start(const char *addr, const struct profile *session,
 			    void (*drain)(void *ctx), void *ctx)
 {
+	sigset_t all, old;
 	struct server *s;
 	int fd, family = AF_INET;
 
@@ -324,6 +326,9 @@ struct server *server_start(const char *addr, const struct profile *session,
 	s->drain = drain;
 	s->ctx = ctx;
 	pthread_mutex_init(&s->lock, NULL);
+	/* Its thread blocks every signal: they stay the session's (a stop, the writing's end). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 					     MHD_USE_ERROR_LOG,
 				     0, NULL, NULL, on_request, s,
@@ -333,6 +338,7 @@ struct server *server_start(const char *addr, const struct profile *session,
 				     MHD_OPTION_CONNECTION_TIMEOUT, 60u,
 				     MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
 				     MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!s->daemon) {
 		error("cannot start the HTTP server on %s: %s", addr, strerror(errno));
 		close(fd);

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfprof/output.h"
+#include "bpfprof/rotate.h"
+#include "bpfprof/util.h"
+
+/* "20261124T101500Z": what an interval's start looks like in a name. */
+#define STAMP_LEN 16
+
+/* Where the stamp goes: before the format's extension, or at the end. */
+static size_t stamp_at(const char *path)
+{
+	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".collapsed", ".svg" };
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(path), e, i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		e = strlen(exts[i]);
+		if (n - (base - path) > e && !strcmp(path + n - e, exts[i]))
+			return n - e;
+	}
+	return n;	/* callgrind.out.NAME and the rest: the stamp at the end */
+}
+
+char *rotated_name(const char *path, uint64_t wall_ns)
+{
+	time_t t = wall_ns / 1000000000ULL;
+	size_t at = stamp_at(path);
+	char stamp[STAMP_LEN + 1];
+	struct tm tm;
+	struct strbuf sb;
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%.*s.%s%s", (int)at, path, stamp, path + at);
+	return strbuf_detach(&sb);
+}
+
+/* The next end of an interval after wall_ns: a multiple of the interval, in now_ns() time. */
+static uint64_t next_due(const struct rotation *r, uint64_t now, uint64_t wall)
+{
+	uint64_t every = (uint64_t)(r->o->rotate * 1e9);
+	uint64_t end = (wall / every + 1) * every;
+
+	return now + (end - wall);
+}
+
+void rotation_start(struct rotation *r, const struct options *o, const struct profile *session,
+		    uint64_t start_ns, uint64_t start_wall_ns)
+{
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->session = session;
+	window_open(&r->window, session, start_ns, start_wall_ns, 0, NULL);
+	r->due_ns = next_due(r, start_ns, start_wall_ns);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether name is path's rotated name for some interval (the stamp's digits aside). */
+static bool is_rotated(const char *name, const char *base, size_t at)
+{
+	size_t i, n = strlen(base);
+
+	if (strlen(name) != n + 1 + STAMP_LEN || strncmp(name, base, at) || name[at] != '.' ||
+	    strcmp(name + at + 1 + STAMP_LEN, base + at))
+		return false;
+	for (i = 0; i < STAMP_LEN; i++) {
+		char c = name[at + 1 + i];
+
+		if (i == 8 ? c != 'T' : i == STAMP_LEN - 1 ? c != 'Z' : (c < '0' || c > '9'))
+			return false;
+	}
+	return true;
+}
+
+/* --keep: path's rotated files beyond the newest keep, removed (their names sort by time). */
+static void keep_newest(const char *path, uint32_t keep)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, slash - path + 1) : xstrdup("./");
+	const char *base = slash ? slash + 1 : path;
+	size_t at = stamp_at(base), n = 0, alloc = 0, i;
+	char **names = NULL, *victim;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (!is_rotated(de->d_name, base, at))
+			continue;
+		ALLOC_GROW(names, n + 1, alloc);
+		names[n++] = xstrdup(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	for (i = 0; i + keep < n; i++) {
+		victim = xstrdup(dir);
+		victim = xrealloc(victim, strlen(dir) + strlen(names[i]) + 1);
+		strcat(victim, names[i]);
+		if (unlink(victim) && errno != ENOENT)
+			warning("--keep: cannot remove '%s': %s", victim, strerror(errno));
+		free(victim);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(dir);
+}
+
+/* The interval's profile in each -o's format, under its rotated name. */
+static int write_interval(struct rotation *r)
+{
+	struct write_options wo = { .per_pid = r->o->per_pid };
+	struct output_file out;
+	int rc = 0, err;
+	size_t i;
+	char *path;
+
+	r->window.profile.command_line = r->window.profile.command_line
+		? r->window.profile.command_line : xstrdup(r->o->command_line);
+	for (i = 0; i < r->o->noutputs; i++) {
+		const struct output_spec *spec = &r->o->outputs[i];
+
+		path = rotated_name(spec->path, r->window.profile.start_wall_ns);
+		/* output_open says why it cannot; the rest is said here. */
+		if (!(err = output_open(&out, path))) {
+			err = format_writer(spec->format)(out.f, &r->window.profile, &wo);
+			if (!err)
+				err = output_commit(&out);
+			if (err) {
+				error("cannot write '%s': %s; check the device, or give -o another path",
+				      path, strerror(-err));
+				output_abort(&out);
+			}
+		}
+		if (err) {
+			r->failed++;
+			rc = -1;
+		} else {
+			r->written++;
+			if (r->o->keep)
+				keep_newest(spec->path, r->o->keep);
+		}
+		free(path);
+	}
+	return rc;
+}
+
+int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	int rc;
+
+	window_close(&r->window, flip_ns);
+	rc = write_interval(r);
+	window_release(&r->window);
+	if (!last) {
+		window_open(&r->window, r->session, flip_ns, flip_wall_ns, 0, NULL);
+		r->due_ns = next_due(r, flip_ns, flip_wall_ns);
+	}
+	return rc;
+}
+
+void rotation_folding(struct rotation *r, bool done)
+{
+	if (done)
+		window_rebase(&r->window);
+	else
+		window_flush(&r->window);
+}

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# --rotate SECONDS with -o: a complete file per interval and per -o, named
+# by the interval's start; together they hold every sample the run took
+# (no gap, no overlap: the summary's count); --keep N keeps the newest.
+. tests/lib.sh
+export HOME=$T	# go's cache
+
+stamps() { ls "$T/$1" | sed -n "s/^$2\.\([0-9]\{8\}T[0-9]\{6\}Z\)\.$3\$/\1/p" | sort; }
+epoch() { date -u -d "$(echo "$1" | sed 's/\(....\)\(..\)\(..\)T\(..\)\(..\)\(..\)Z/\1-\2-\3 \4:\5:\6/')" +%s; }
+
+start_workload split 20
+sleep 0.3
+mkdir "$T/r"
+$BPFPROF -F 999 -d 5.5 --rotate 1 -o "$T/r/out.pb.gz" -o "$T/r/out.folded" 2> "$T/r.err"
+rc=$?
+check "--rotate 1 for 5.5 s: exit $rc" [ $rc = 0 ]
+folded=$(stamps r out folded)
+pprofs=$(stamps r out pb.gz)
+n=$(echo "$folded" | wc -l)
+check "one file per interval and per -o: $n folded, the same stamps for pprof" \
+	eval '[ "$n" -ge 6 ] && [ "$n" -le 7 ] && [ "$folded" = "$pprofs" ]'
+prev=
+steps=ok
+for s in $folded; do
+	e=$(epoch "$s")
+	[ -n "$prev" ] && [ $((e - prev)) != 1 ] && [ "$prev" != "$first" ] && steps="$s after $prev"
+	[ -z "$prev" ] && first=$e
+	prev=$e
+done
+check "intervals one second apart, on the clock's seconds after the first ($steps)" [ "$steps" = ok ]
+sum=0 bad=
+for s in $folded; do
+	t=$(folded_total "$T/r/out.$s.folded") || bad="$bad $s"
+	p=$(go tool pprof -raw "$T/r/out.$s.pb.gz" 2> "$T/pp.err" |
+	    awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && /^ *[0-9]+ +[0-9]+:/ { n += $1 } END { print n + 0 }')
+	[ -s "$T/pp.err" ] && bad="$bad $s(pprof says: $(head -1 "$T/pp.err"))"
+	[ "$p" = "${t:-x}" ] || bad="$bad $s($p in pprof, $t folded)"
+	sum=$((sum + ${t:-0}))
+done
+check "each interval whole: the strict folded checker, go tool pprof silent and agreeing${bad:+:$bad}" [ -z "$bad" ]
+took=$(sed -n 's/^bpfprof: .* Hz on .*: \([0-9]*\) samples (.*/\1/p' "$T/r.err")
+check "the intervals hold every sample of the run, once: $sum = the summary's $took" [ "$sum" = "$took" ]
+mid=$(echo "$pprofs" | sed -n 3p)
+dur=$(go tool pprof -raw "$T/r/out.$mid.pb.gz" 2> /dev/null | sed -n 's/^Duration: //p')
+check "an interval's profile says it lasted its second ($dur s)" within "${dur:-0}" 0.95 1.05
+check "no file under the plain name, no temporary left" \
+	eval '[ ! -e "$T/r/out.pb.gz" ] && ! ls -A "$T/r" | grep -q "^\."'
+
+# --keep 2: the two newest of each -o.
+mkdir "$T/k"
+$BPFPROF -d 4.5 --rotate 1 --keep 2 -o "$T/k/k.folded" -o "$T/k/callgrind.out.k" 2> "$T/k.err"
+kept=$(stamps k k folded | tr '\n' ' ')
+kept_cg=$(ls "$T/k" | grep -c '^callgrind\.out\.k\.[0-9]\{8\}T[0-9]\{6\}Z$')
+newest=$(stamps k k folded | tail -1)
+check "--keep 2: two files of each -o left ($kept; $kept_cg callgrind), the newest last ($newest)" \
+	eval '[ "$(stamps k k folded | wc -l)" = 2 ] && [ "$kept_cg" = 2 ] && [ -n "$newest" ]'
+touch "$T/k/k.20200101T000000Z.folded.bak" "$T/k/other.20200101T000000Z.folded"
+$BPFPROF -d 1.5 --rotate 1 --keep 2 -o "$T/k/k.folded" 2> /dev/null
+check "--keep removes only its own files' rotations" \
+	eval '[ -e "$T/k/k.20200101T000000Z.folded.bak" ] && [ -e "$T/k/other.20200101T000000Z.folded" ] && [ "$(stamps k k folded | wc -l)" = 2 ]'
+
+# A signal in the middle of an interval: what it had is written, whole.
+mkdir "$T/s"
+$BPFPROF -v --rotate 3600 -o "$T/s/s.folded" 2> "$T/s.err" &
+prof=$!
+wait_attached "$T/s.err" $prof
+sleep 1
+kill -INT $prof
+wait $prof
+rc=$?
+last=$(stamps s s folded)
+check "SIGINT an hour's interval in: exit $rc, its one file whole ($(folded_total "$T/s/s.$last.folded") samples)" \
+	eval '[ $rc = 0 ] && [ "$(echo "$last" | wc -l)" = 1 ] && folded_total "$T/s/s.$last.folded" > /dev/null'
+
+# Options that cannot go, or where it cannot write: one line, exit 2 (or 1, before sampling).
+for args in "--keep 2 -d 1" "--rotate 2 -d 1" "--rotate 2 -o - -d 1" "--rotate 0.5 -o $T/x.folded -d 1"; do
+	$BPFPROF $args > /dev/null 2> "$T/err"
+	rc=$?
+	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
+		eval '[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
+done
+$BPFPROF --rotate 1 -o "$T/nowhere/x.folded" -d 2 2> "$T/err"
+rc=$?
+check "--rotate into a missing directory -> exit $rc at once: $(head -1 "$T/err")" \
+	eval '[ $rc = 1 ] && [ "$(wc -l < "$T/err")" = 1 ]'
