@@ -30,9 +30,9 @@ Q := @
 msg = @printf '  %-8s %s\n' $(1) $(2)
 endif
 
-PKGS      := libbpf libelf libdw zlib libmicrohttpd
+PKGS      := libbpf libelf libdw zlib libmicrohttpd libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz -lmicrohttpd) -liberty
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz -lmicrohttpd -lcurl) -liberty
 
 CFLAGS   ?= -O2 -g -fno-omit-frame-pointer
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
@@ -339,7 +339,7 @@ clean:
 
 # Debian 12 packages: the build (all the demo needs), then what the tests run.
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	     libiberty-dev libmicrohttpd-dev
+	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \

@@ -44,6 +44,10 @@ static const char usage_text[] =
 	"      --listen HOST:PORT      serve profiles over HTTP while sampling, as Go's net/http/pprof:\n"
 	"                              /debug/pprof/profile?seconds=N, /metrics (Prometheus), /; until\n"
 	"                              a signal or -d; the whole run is written only with -o\n"
+	"      --push URL              every --push-interval, the interval's pprof POSTed to a\n"
+	"                              Pyroscope server's ingest API at URL (e.g. http://host:4040)\n"
+	"      --push-interval SECONDS with --push: the interval (default 10)\n"
+	"      --app-name NAME         with --push: the application's name (default the host name)\n"
 	"      --rotate SECONDS        with -o FILE: a complete FILE per interval, ending at multiples\n"
 	"                              of SECONDS of the clock, named by its start: out.20261124T101500Z.pb.gz\n"
 	"      --keep N                with --rotate: keep the N newest files of each -o\n"
@@ -82,6 +86,9 @@ enum {
 	OPT_MIN_BLOCK,
 	OPT_LISTEN,
 	OPT_ROTATE,
+	OPT_PUSH,
+	OPT_PUSH_INTERVAL,
+	OPT_APP_NAME,
 	OPT_KEEP,
 };
 
@@ -111,6 +118,9 @@ static const struct option long_options[] = {
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "rotate", required_argument, NULL, OPT_ROTATE },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
+	{ "app-name", required_argument, NULL, OPT_APP_NAME },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -359,8 +369,8 @@ static int resolve_formats(struct options *o)
 	if (o->format && (forced = format_parse(o->format)) < 0)
 		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind or svg",
 				   o->format);
-	/* Serving, the whole run is written only where -o says. */
-	if (!o->noutputs && !o->listen) {
+	/* Serving or pushing, the whole run is written only where -o says. */
+	if (!o->noutputs && !o->listen && !o->push) {
 		o->outputs = xcalloc(1, sizeof(*o->outputs));
 		o->noutputs = 1;
 		o->outputs[0].format = -1;
@@ -433,6 +443,7 @@ static char *join_args(int argc, char **argv)
 int options_parse(struct options *o, int argc, char **argv)
 {
 	const char *cpu_arg = NULL, *stack_size_arg = NULL, *min_block_arg = NULL;
+	const char *push_interval_arg = NULL;
 	uint32_t max_rate;
 	int c, err = 0;
 
@@ -445,6 +456,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->max_stacks = 16384;
 	o->ring_buffer_kib = 0;	/* by --unwind, below */
 	o->stack_size = 16384;
+	o->push_interval = 10;
 	o->command_line = join_args(argc, argv);
 	max_rate = max_sample_rate();
 
@@ -534,6 +546,21 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->listen = optarg;
 			err = check_listen(optarg);
 			break;
+		case OPT_PUSH:
+			o->push = optarg;
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
+				err = usage_error("--push %s: give the server's URL, e.g. "
+						  "http://pyroscope:4040", optarg);
+			break;
+		case OPT_PUSH_INTERVAL:
+			push_interval_arg = optarg;
+			err = parse_seconds(c, optarg, 1, 3600, &o->push_interval);
+			break;
+		case OPT_APP_NAME:
+			o->app_name = optarg;
+			if (!*optarg)
+				err = usage_error("--app-name: empty; give the name to file profiles under");
+			break;
 		case OPT_ROTATE:
 			err = parse_seconds(c, optarg, 1, 86400, &o->rotate);
 			break;
@@ -602,6 +629,16 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (min_block_arg && !o->off_cpu && !o->wall)
 		return usage_error("--min-block %s: off-CPU time is counted only with --off-cpu or "
 				   "--wall; add one, or drop --min-block", min_block_arg);
+	if ((push_interval_arg || o->app_name) && !o->push)
+		return usage_error("%s: it says how to push; add --push URL, or drop it",
+				   o->app_name ? "--app-name" : "--push-interval");
+	if (o->push && !o->app_name) {
+		static char host[256];
+
+		if (gethostname(host, sizeof(host) - 1) || !host[0])
+			strcpy(host, "bpfprof");
+		o->app_name = host;
+	}
 	if (o->keep && !o->rotate)
 		return usage_error("--keep %u: it keeps rotated files; add --rotate SECONDS, or drop "
 				   "--keep", o->keep);

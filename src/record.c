@@ -24,6 +24,7 @@
 #include "bpfprof/collect.h"
 #include "bpfprof/metrics.h"
 #include "bpfprof/output.h"
+#include "bpfprof/push.h"
 #include "bpfprof/record.h"
 #include "bpfprof/rotate.h"
 #include "bpfprof/sampler.h"
@@ -342,6 +343,13 @@ static void summarize(const struct options *o, const struct profile *p,
 	}
 	if (o->off_cpu || o->wall)
 		summarize_off_cpu(st);
+	if (st->pushed)
+		fprintf(stderr, "bpfprof: pushed %llu intervals to %s (%llu attempts again); refused "
+			"%llu, dropped %llu (more than %d waited), not sent at the stop %llu\n",
+			(unsigned long long)st->push.sent, o->push,
+			(unsigned long long)st->push.retries, (unsigned long long)st->push.rejected,
+			(unsigned long long)st->push.dropped, PUSH_QUEUE,
+			(unsigned long long)st->push.unsent);
 
 	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
 	       t[STAT_LOST_DWARF];
@@ -443,6 +451,7 @@ struct session {
 	struct python *python;		/* Python frames: NULL when off */
 	struct server *server;		/* --listen, else NULL */
 	struct rotation *rotation;	/* --rotate, else NULL */
+	struct pusher *pusher;		/* --push, else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
 	uint64_t lost_added[LOST_CAUSES];	/* lost samples already in the profile */
 	bool write_failed;		/* --rotate: a file could not be written */
@@ -583,6 +592,18 @@ static void folding(void *ctx, bool done)
 		server_folding(ss->server, done);
 	if (ss->rotation)
 		rotation_folding(ss->rotation, done);
+	if (ss->pusher)
+		pusher_folding(ss->pusher, done);
+}
+
+/* --push: an interval is over; a drain (its flip now), the interval queued, the next begun. */
+static int push(struct session *ss)
+{
+	uint64_t now = now_ns(), wall = wall_ns();
+	int err = drain(ss);
+
+	pusher_rotate(ss->pusher, now, wall, false);
+	return err;
 }
 
 /* --rotate: an interval is over; a drain (its flip now), its files written, the next begun. */
@@ -638,6 +659,10 @@ static int sample_loop(struct session *ss, uint64_t start)
 			break;
 		if (ss->rotation && ss->rotation->due_ns < wake)
 			wake = ss->rotation->due_ns;
+		if (ss->pusher && now_ns() >= pusher_due(ss->pusher) && (err = push(ss)))
+			break;
+		if (ss->pusher && pusher_due(ss->pusher) < wake)
+			wake = pusher_due(ss->pusher);
 		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
@@ -896,6 +921,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 		rotation_start(&rotation, o, prof, start, prof->start_wall_ns);
 		ss.rotation = &rotation;
 	}
+	if (o->push && !(ss.pusher = pusher_start(o, prof, start, prof->start_wall_ns)))
+		goto out;
 	if (o->listen) {
 		if (!(ss.server = server_start(o->listen, prof, drain_for_window, &ss)))
 			goto out;
@@ -926,6 +953,13 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	sampler_stats(ss.sampler, st);
 	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
 	add_lost(&ss, st);
+	/* --push: the last interval, to the detach, and what is left sent (for a bounded time). */
+	if (ss.pusher) {
+		pusher_rotate(ss.pusher, end, prof->start_wall_ns + prof->duration_ns, true);
+		pusher_stop(ss.pusher, &st->push);
+		st->pushed = true;
+		ss.pusher = NULL;
+	}
 	/* --rotate: the last interval, to the detach. */
 	if (ss.rotation) {
 		if (rotation_rotate(ss.rotation, end, prof->start_wall_ns + prof->duration_ns, true))
@@ -945,6 +979,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 out:
 	if (ss.rotation)
 		window_release(&ss.rotation->window);
+	if (ss.pusher)
+		pusher_stop(ss.pusher, &st->push);
 	*write_failed = ss.write_failed;
 	server_stop(ss.server);
 	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */

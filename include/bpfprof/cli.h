@@ -45,6 +45,9 @@ struct options {
 	bool wall;			/* --wall: CPU samples and off-CPU time in one unit */
 	uint32_t min_block_us;		/* --min-block */
 	const char *listen;		/* --listen HOST:PORT */
+	const char *push;		/* --push URL */
+	double push_interval;		/* --push-interval SECONDS */
+	const char *app_name;		/* --app-name, else the host name */
 	double rotate;			/* --rotate SECONDS; 0: one file for the run */
 	uint32_t keep;			/* --keep N; 0: all */
 	uint32_t stack_size;		/* --stack-size: user stack bytes copied per sample */

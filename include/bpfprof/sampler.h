@@ -20,6 +20,7 @@
 #include <linux/types.h>
 
 #include "bpfprof/procs.h"
+#include "bpfprof/push.h"
 #include "bpfprof/sample.h"
 #include "bpfprof/unwind.h"
 
@@ -120,6 +121,8 @@ struct sampler_stats {
 	} tables;
 	bool python;			/* Python processes' frames were read */
 	struct python_stats py;		/* (set by the caller) */
+	bool pushed;			/* --push: how it went (set by the caller) */
+	struct push_stats push;
 };
 
 struct sampler;

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfprof/output.h"
+#include "bpfprof/push.h"
+#include "bpfprof/util.h"
+#include "bpfprof/window.h"
+
+/* An interval's pprof, waiting to go. */
+struct interval {
+	char *url;
+	char *body;
+	size_t len;
+	struct interval *next;
+};
+
+struct pusher {
+	const struct options *o;
+	const struct profile *session;
+	struct window window;		/* the session thread's */
+	uint64_t due_ns;
+	pthread_t thread;
+	pthread_mutex_t lock;		/* for what follows */
+	pthread_cond_t cond;
+	struct interval *head, *tail;
+	unsigned queued;
+	bool stopping;
+	uint64_t give_up_ns;		/* stopping: what is not sent by then is not */
+	struct push_stats stats;
+};
+
+/* The next end of an interval: a multiple of it on the wall clock, in now_ns() time. */
+static uint64_t next_due(const struct pusher *p, uint64_t now, uint64_t wall)
+{
+	uint64_t every = (uint64_t)(p->o->push_interval * 1e9);
+
+	return now + ((wall / every + 1) * every - wall);
+}
+
+/* The ingest URL for an interval of whole seconds [from, until). */
+static char *ingest_url(const struct pusher *p, CURL *curl, uint64_t from, uint64_t until)
+{
+	char *name = curl_easy_escape(curl, p->o->app_name, 0);
+	const char *base = p->o->push;
+	size_t n = strlen(base);
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%.*s/ingest?name=%s&from=%llu&until=%llu&format=pprof&sampleRate=%u"
+			 "&spyName=bpfprof", (int)(n && base[n - 1] == '/' ? n - 1 : n), base,
+		    name ? name : "", (unsigned long long)from, (unsigned long long)until,
+		    p->o->frequency);
+	curl_free(name);
+	return strbuf_detach(&sb);
+}
+
+/* One POST: 0 sent; 1 to try again (no answer, or 5xx); -1 refused (4xx: again is no use). */
+static int post(CURL *curl, const struct interval *in, long *status, char *why, size_t why_len)
+{
+	curl_mime *mime = curl_mime_init(curl);
+	curl_mimepart *part = curl_mime_addpart(mime);
+	CURLcode rc;
+
+	curl_mime_name(part, "profile");
+	curl_mime_filename(part, "profile.pprof");
+	curl_mime_type(part, "application/octet-stream");
+	curl_mime_data(part, in->body, in->len);
+	curl_easy_setopt(curl, CURLOPT_URL, in->url);
+	curl_easy_setopt(curl, CURLOPT_MIMEPOST, mime);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, why);
+	why[0] = '\0';
+	rc = curl_easy_perform(curl);
+	curl_mime_free(mime);
+	*status = 0;
+	if (rc != CURLE_OK) {
+		if (!why[0])
+			snprintf(why, why_len, "%s", curl_easy_strerror(rc));
+		return 1;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	if (*status >= 200 && *status < 300)
+		return 0;
+	snprintf(why, why_len, "the server answered %ld", *status);
+	return *status >= 500 || *status == 429 ? 1 : -1;
+}
+
+static void free_interval(struct interval *in)
+{
+	free(in->url);
+	free(in->body);
+	free(in);
+}
+
+/* The sender: the oldest interval first, again (after a pause) until it goes or stopping ends it. */
+static void *sender(void *arg)
+{
+	struct pusher *p = arg;
+	char why[CURL_ERROR_SIZE];
+	unsigned pause_ms = 500;
+	struct interval *in;
+	struct timespec ts;
+	bool said = false;
+	CURL *curl = curl_easy_init();
+	long status;
+	int rc;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->head && !p->stopping)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (!p->head || (p->stopping && now_ns() >= p->give_up_ns))
+			break;
+		in = p->head;
+		pthread_mutex_unlock(&p->lock);
+		rc = curl ? post(curl, in, &status, why, sizeof(why)) : 1;
+		pthread_mutex_lock(&p->lock);
+		if (rc <= 0) {
+			/* Sent, or refused for good: either way it leaves the queue. */
+			p->head = in->next;
+			if (!p->head)
+				p->tail = NULL;
+			p->queued--;
+			if (rc < 0) {
+				p->stats.rejected++;
+				warning("--push: an interval was refused (%s); dropped", why);
+			} else {
+				p->stats.sent++;
+				if (said)
+					warning("--push: %s answers again; sending the %u intervals that "
+						"waited", p->o->push, p->queued);
+				said = false;
+			}
+			free_interval(in);
+			pause_ms = 500;
+			continue;
+		}
+		p->stats.retries++;
+		if (!said)
+			warning("--push: cannot send to %s: %s; intervals wait (up to %d) and go when "
+				"it answers", p->o->push, why, PUSH_QUEUE);
+		said = true;
+		/* A pause before trying again, cut short by stopping's deadline. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)pause_ms * 1000000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		if (!p->stopping)
+			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+		else
+			usleep(100000);
+		if (pause_ms < 8000)
+			pause_ms *= 2;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (curl)
+		curl_easy_cleanup(curl);
+	return NULL;
+}
+
+struct pusher *pusher_start(const struct options *o, const struct profile *session,
+			    uint64_t start_ns, uint64_t start_wall_ns)
+{
+	struct pusher *p;
+	sigset_t all, old;
+	int err;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		error("--push: libcurl cannot start");
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->o = o;
+	p->session = session;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	window_open(&p->window, session, start_ns, start_wall_ns, 0, NULL);
+	p->due_ns = next_due(p, start_ns, start_wall_ns);
+	/* The sender blocks every signal: they stay the session's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&p->thread, NULL, sender, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		error("--push: cannot start its thread: %s", strerror(err));
+		window_release(&p->window);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+uint64_t pusher_due(const struct pusher *p)
+{
+	return p->due_ns;
+}
+
+/* The interval in the queue; the oldest dropped if it is full. */
+static void enqueue(struct pusher *p, struct interval *in)
+{
+	struct interval *old = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->queued >= PUSH_QUEUE && p->head && p->head->next) {
+		/* Not the head: the sender may be sending it. */
+		old = p->head->next;
+		p->head->next = old->next;
+		if (p->tail == old)
+			p->tail = p->head;
+		p->queued--;
+		p->stats.dropped++;
+	}
+	if (p->tail)
+		p->tail->next = in;
+	else
+		p->head = in;
+	p->tail = in;
+	p->queued++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (old)
+		free_interval(old);
+}
+
+void pusher_rotate(struct pusher *p, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	struct write_options wo = { 0 };
+	struct interval *in = xcalloc(1, sizeof(*in));
+	uint64_t from = p->window.profile.start_wall_ns / 1000000000ULL;
+	uint64_t until = flip_wall_ns / 1000000000ULL;
+	CURL *curl = curl_easy_init();
+	FILE *f;
+
+	window_close(&p->window, flip_ns);
+	f = open_memstream(&in->body, &in->len);
+	if (!f || write_pprof(f, &p->window.profile, &wo) || fclose(f)) {
+		warning("--push: cannot write an interval's pprof: %s; dropped", strerror(errno));
+		free(in->body);
+		free(in);
+		in = NULL;
+	}
+	/* The interval ended on a whole second (or at the stop): until is where the next begins. */
+	if (in) {
+		in->url = ingest_url(p, curl, from, until > from ? until : from + 1);
+		enqueue(p, in);
+	}
+	if (curl)
+		curl_easy_cleanup(curl);
+	window_release(&p->window);
+	if (!last) {
+		window_open(&p->window, p->session, flip_ns, flip_wall_ns, 0, NULL);
+		p->due_ns = next_due(p, flip_ns, flip_wall_ns);
+	}
+}
+
+void pusher_folding(struct pusher *p, bool done)
+{
+	if (done)
+		window_rebase(&p->window);
+	else
+		window_flush(&p->window);
+}
+
+void pusher_stop(struct pusher *p, struct push_stats *st)
+{
+	struct interval *in;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	p->give_up_ns = now_ns() + PUSH_STOP_S * 1000000000ULL;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	while ((in = p->head)) {
+		p->head = in->next;
+		p->stats.unsent++;
+		free_interval(in);
+	}
+	*st = p->stats;
+	if (p->window.session)
+		window_release(&p->window);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	curl_global_cleanup();
+}

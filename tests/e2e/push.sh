@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# --push to a stand-in for Pyroscope's ingest API (tests/pyroscope_receiver.py,
+# which checks each request against Pyroscope's documented parameters):
+# every interval arrives exactly once and they join, the samples of all
+# pushes add up to the run's, across a 5-second outage of the receiver and
+# a spell of 503s; what cannot be sent by the stop is said.
+. tests/lib.sh
+export HOME=$T	# go's cache
+
+port=$(( (RANDOM % 20000) + 30000 ))
+receive() {
+	python3 tests/pyroscope_receiver.py $port "$1" 2> "$1.stderr" &
+	RECEIVER=$!
+	BG_PIDS+=($RECEIVER)
+	for i in $(seq 50); do
+		curl -s -o /dev/null "http://127.0.0.1:$port/" && return
+		sleep 0.1
+	done
+}
+samples_of() {
+	go tool pprof -raw "$1" 2> "$1.err" |
+		awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && /^ *[0-9]+ +[0-9]+:/ { n += $1 } END { print n + 0 }'
+}
+# check_arrivals DIR: each interval once, joined; sets SUM (samples) and N (intervals).
+check_arrivals() {
+	local d=$1 prev= gaps= bad= f
+	SUM=0 N=0
+	check "$2: no request refused by the receiver (but the 503s it was told to answer)" \
+		eval '! grep -qv "^503 unavailable (fail503)" "$d/refused" 2> /dev/null'
+	grep -v "^503 unavailable (fail503)" "$d/refused" > "$d/refused.other" 2> /dev/null
+	diag "$d/refused.other" 3
+	check "$2: no interval twice" eval '! ls "$d" | grep -q "\.[2-9]\.pb\.gz$"'
+	for f in $(ls "$d" | grep '\.1\.pb\.gz$' | sort -t- -k1,1n); do
+		from=${f%%-*}
+		until=${f#*-}
+		until=${until%%.*}
+		[ -n "$prev" ] && [ "$from" != "$prev" ] && gaps="$gaps $prev..$from"
+		prev=$until
+		SUM=$((SUM + $(samples_of "$d/$f")))
+		[ -s "$d/$f.err" ] && bad="$bad $f"
+		N=$((N + 1))
+	done
+	check "$2: $N intervals, each one's until the next one's from${gaps:+ (gaps:$gaps)}" \
+		eval '[ "$N" -gt 0 ] && [ -z "$gaps" ]'
+	check "$2: go tool pprof reads every push silently${bad:+ (not:$bad)}" [ -z "$bad" ]
+}
+
+start_workload split 30
+sleep 0.3
+
+# 1. Pushes every second for 9.5 s; the receiver gone from 2 s to 7 s.
+mkdir "$T/r1"
+receive "$T/r1"
+$BPFPROF -v -F 999 -d 9.5 --push "http://127.0.0.1:$port" --push-interval 1 \
+	--app-name 'testapp{env=ci}' -o "$T/whole.folded" 2> "$T/p1.err" &
+prof=$!
+wait_attached "$T/p1.err" $prof
+sleep 2
+kill $RECEIVER
+wait $RECEIVER 2> /dev/null
+sleep 5
+receive "$T/r1"
+wait $prof
+rc=$?
+check "--push for 9.5 s: exit $rc" [ $rc = 0 ]
+check_arrivals "$T/r1" "outage"
+took=$(folded_total "$T/whole.folded")
+check "outage: the pushes hold every sample of the run, once: $SUM = the run's $took" [ "$SUM" = "$took" ]
+read -r sent again dropped unsent <<< "$(sed -n 's/^bpfprof: pushed \([0-9]*\) intervals to .* (\([0-9]*\) attempts again); refused [0-9]*, dropped \([0-9]*\) .*, not sent at the stop \([0-9]*\)$/\1 \2 \3 \4/p' "$T/p1.err")"
+check "outage: the summary says $sent pushed ($N arrived), $again attempts again, $dropped dropped, $unsent unsent" \
+	eval '[ "$sent" = "$N" ] && [ "${again:-0}" -gt 0 ] && [ "$dropped" = 0 ] && [ "$unsent" = 0 ]'
+check "outage: it said the server went and came back" \
+	eval 'grep -q "^bpfprof: warning: --push: cannot send to" "$T/p1.err" && grep -q "answers again" "$T/p1.err"'
+check "the receiver saw Pyroscope's parameters: the name as given, sampleRate 999" \
+	eval '[ "$(cut -d" " -f3,4 "$T/r1/log" | sort -u)" = "testapp{env=ci} 999" ]'
+
+# 2. The receiver answers 503 for 2 s: the intervals wait, then go, in order.
+mkdir "$T/r2"
+kill $RECEIVER
+wait $RECEIVER 2> /dev/null
+receive "$T/r2"
+$BPFPROF -v -F 999 -d 5 --push "http://127.0.0.1:$port" --push-interval 1 -o "$T/w2.folded" 2> "$T/p2.err" &
+prof=$!
+wait_attached "$T/p2.err" $prof
+sleep 1
+touch "$T/r2/fail503"
+sleep 2
+rm "$T/r2/fail503"
+wait $prof
+check_arrivals "$T/r2" "503s"
+check "503s: every sample pushed once: $SUM = $(folded_total "$T/w2.folded")" [ "$SUM" = "$(folded_total "$T/w2.folded")" ]
+check "503s: the summary's app name is the host's ($(cut -d' ' -f3 "$T/r2/log" | sort -u))" \
+	[ "$(cut -d' ' -f3 "$T/r2/log" | sort -u)" = "$(hostname)" ]
+
+# 3. Nobody answers at all: the stop waits at most 5 s, and says what was not sent.
+kill $RECEIVER
+wait $RECEIVER 2> /dev/null
+t0=$(now_ns)
+$BPFPROF -F 99 -d 2 --push "http://127.0.0.1:$port" --push-interval 1 2> "$T/p3.err"
+rc=$?
+ms=$(( ($(now_ns) - t0) / 1000000 ))
+unsent=$(sed -n 's/.*not sent at the stop \([0-9]*\)$/\1/p' "$T/p3.err")
+check "no server: exit $rc after $ms ms (2 s of sampling, at most 5 s of trying), $unsent intervals said not sent" \
+	eval '[ $rc = 0 ] && [ $ms -lt 12000 ] && [ "${unsent:-0}" -ge 2 ]'
+
+# 4. Options that cannot go: one line, exit 2.
+for args in "--push ftp://x" "--push-interval 5" "--app-name x" "--push http://x --app-name ''" \
+	    "--push http://x --push-interval 0"; do
+	eval "\$BPFPROF $args -d 1" > /dev/null 2> "$T/err"
+	rc=$?
+	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
+		eval '[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
+done
