@@ -5,7 +5,8 @@
 # make test       install what the tests need, unit and end-to-end tests (root)
 # make fuzz       every reader under libFuzzer, FUZZ_SECONDS each (FUZZ=name for one)
 # make valgrind   a short profile under valgrind's memcheck (root)
-# make soak       SOAK_MINUTES (default 10) at 999 Hz with process churn: flat RSS, fds, maps (root)
+# make soak       SOAK_MINUTES (default 10) at 999 Hz with process churn: flat RSS, fds, maps;
+#                  then as long --listen at 99 Hz, scraped: flat RSS, CPU as a one-shot run's (root)
 # make deps       install the Debian packages the build and tests need (root)
 # make deps-build install only those the build needs (root)
 # make vmlinux    regenerate vmlinux/$(ARCH)/vmlinux.h from the running kernel
@@ -233,6 +234,7 @@ valgrind: $(O)/bpfprof $(O)/tests/workloads/split
 SOAK_MINUTES ?= 10
 soak: $(O)/bpfprof $(O)/tests/workloads/split $(O)/tests/workloads/burst
 	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) bash tests/soak.sh
+	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) bash tests/soak_listen.sh
 
 # Benchmarks -------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <malloc.h>
+#include <string.h>
 
 #include "bpfprof/cli.h"
+#include "bpfprof/diff.h"
 #include "bpfprof/record.h"
 
 int main(int argc, char **argv)
@@ -15,6 +17,8 @@ int main(int argc, char **argv)
 	 * raise it after the first such free and keep the next ones in the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	rc = options_parse(&o, argc, argv);
 
 	if (rc == 0)

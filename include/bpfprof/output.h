@@ -23,7 +23,12 @@ enum output_format {
 
 struct write_options {
 	bool per_pid;		/* folded, svg: "comm-PID" as the root frame */
+	/* svg: a differential flame graph against this profile (bpfprof diff); NULL: none */
+	const struct profile *before;
 };
+
+/* FlameGraph's difffolded form: "stack BEFORE AFTER" per stack of either, sorted. */
+int write_difffolded(FILE *out, const struct profile *before, const struct profile *after);
 
 typedef int writer_fn(FILE *out, const struct profile *p, const struct write_options *o);
 

@@ -58,53 +58,93 @@ static int line_cmp(const void *a, const void *b)
 		      strtab_get(sort_lines, *(const uint32_t *)b));
 }
 
-int write_folded(FILE *out, const struct profile *p, const struct write_options *o)
+/*
+ * p's samples as folded lines into lines (id 0 is "", never a line), their
+ * counts added to (*counts)[column] of each line's pair (column 0 or 1).
+ */
+static void fold(const struct profile *p, bool per_pid, struct strtab *lines,
+		 uint64_t (**counts)[2], uint32_t *counts_alloc, int column)
 {
 	struct strbuf line, name;
-	struct strtab lines;
-	uint64_t *counts = NULL;
-	uint32_t *order, i, counts_alloc = 0;
-	int err = 0;
+	uint32_t i, id, before;
 
-	strtab_init(&lines);
 	strbuf_init(&line);
 	strbuf_init(&name);
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		const char *comm = profile_str(p, s->comm);
-		uint32_t id, before;
 
 		if (!s->count)
 			continue;
 		strbuf_reset(&line);
 		add_frame(&line, comm, strlen(comm));
-		if (o->per_pid && *comm)
+		if (per_pid && *comm)
 			strbuf_addf(&line, "-%u", s->pid);
 		add_stack(&line, p, s->stack, &name);
 		if (!line.len)
 			strbuf_addstr(&line, "[unknown]");
-		before = lines.nr;
-		id = strtab_intern_n(&lines, line.buf, line.len);
-		ALLOC_GROW(counts, lines.nr, counts_alloc);
-		if (lines.nr != before)
-			counts[id] = 0;
-		counts[id] += s->count;
+		before = lines->nr;
+		id = strtab_intern_n(lines, line.buf, line.len);
+		ALLOC_GROW(*counts, lines->nr, *counts_alloc);
+		if (lines->nr != before)
+			(*counts)[id][0] = (*counts)[id][1] = 0;
+		(*counts)[id][column] += s->count;
 	}
 	strbuf_release(&line);
 	strbuf_release(&name);
+}
 
-	/* Id 0 is the empty string, never a line. */
-	order = xmalloc(lines.nr * sizeof(*order));
-	for (i = 1; i < lines.nr; i++)
+/* Writes every line, sorted, with its count, or (both) its two counts. */
+static int write_lines(FILE *out, struct strtab *lines, uint64_t (*counts)[2], bool both)
+{
+	uint32_t *order = xmalloc(lines->nr * sizeof(*order)), i;
+	int err = 0;
+
+	for (i = 1; i < lines->nr; i++)
 		order[i - 1] = i;
-	sort_lines = &lines;
-	qsort(order, lines.nr - 1, sizeof(*order), line_cmp);
-	for (i = 0; i + 1 < lines.nr; i++)
-		fprintf(out, "%s %llu\n", strtab_get(&lines, order[i]),
-			(unsigned long long)counts[order[i]]);
+	sort_lines = lines;
+	qsort(order, lines->nr - 1, sizeof(*order), line_cmp);
+	for (i = 0; i + 1 < lines->nr; i++) {
+		if (both)
+			fprintf(out, "%s %llu %llu\n", strtab_get(lines, order[i]),
+				(unsigned long long)counts[order[i]][0],
+				(unsigned long long)counts[order[i]][1]);
+		else
+			fprintf(out, "%s %llu\n", strtab_get(lines, order[i]),
+				(unsigned long long)counts[order[i]][0]);
+	}
 	if (fflush(out) || ferror(out))
 		err = -(errno ? errno : EIO);
 	free(order);
+	return err;
+}
+
+int write_folded(FILE *out, const struct profile *p, const struct write_options *o)
+{
+	uint64_t (*counts)[2] = NULL;
+	uint32_t alloc = 0;
+	struct strtab lines;
+	int err;
+
+	strtab_init(&lines);
+	fold(p, o->per_pid, &lines, &counts, &alloc, 0);
+	err = write_lines(out, &lines, counts, false);
+	free(counts);
+	strtab_release(&lines);
+	return err;
+}
+
+int write_difffolded(FILE *out, const struct profile *before, const struct profile *after)
+{
+	uint64_t (*counts)[2] = NULL;
+	uint32_t alloc = 0;
+	struct strtab lines;
+	int err;
+
+	strtab_init(&lines);
+	fold(before, false, &lines, &counts, &alloc, 0);
+	fold(after, false, &lines, &counts, &alloc, 1);
+	err = write_lines(out, &lines, counts, true);
 	free(counts);
 	strtab_release(&lines);
 	return err;

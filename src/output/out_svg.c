@@ -87,6 +87,9 @@ struct graph {
 	uint32_t *order;	/* nodes but "all", grouped by parent, by name */
 	uint32_t *rank;		/* per name: its place in strcmp order */
 	struct strbuf tmp, tmp2;
+	/* A differential graph (bpfprof diff): each node's count in the profile before. */
+	uint64_t *before, before_total;
+	double max_change;	/* the largest change of share, either way */
 };
 
 /* Names: valid UTF-8, no control characters -------------------------------- */
@@ -259,6 +262,23 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 	snprintf(out, 8, "#%02x%02x%02x", r, g, b);
 }
 
+/*
+ * A differential graph's colours, as FlameGraph's difffolded ones: by how
+ * the frame's share changed, red where it grew, blue where it shrank, the
+ * deeper the more (against the largest change in the graph), white when
+ * the same.
+ */
+static void change_colour(double change, double max_change, char out[8])
+{
+	double x = max_change > 0 ? change / max_change : 0;
+	unsigned fade = (unsigned)(255 * (1 - (x < 0 ? -x : x)) + 0.5);
+
+	if (x >= 0)
+		snprintf(out, 8, "#ff%02x%02x", fade, fade);
+	else
+		snprintf(out, 8, "#%02x%02xff", fade, fade);
+}
+
 /* The tree ------------------------------------------------------------------- */
 
 struct node_key {
@@ -307,6 +327,14 @@ static uint32_t child(struct graph *g, uint32_t parent, uint32_t name, uint8_t k
 	}
 	g->nodes[id].count += count;
 	return id;
+}
+
+/* The child of parent named name, ITAB_NONE if there is none. */
+static uint32_t find_child(const struct graph *g, uint32_t parent, uint32_t name, uint8_t kind)
+{
+	struct node_key k = { parent, name, kind };
+
+	return itab_find(&g->index, node_hash(parent, name, kind), node_eq, g, &k);
 }
 
 static uint32_t intern_sanitized(struct graph *g, const char *s, size_t n)
@@ -474,7 +502,7 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 		"<style type=\"text/css\"><![CDATA[\n%s]]></style>\n"
 		"<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var fg_conf = { width: %d, xpad: %d, fh: %d, base: %u, minw: %g, cw: %g, "
-		"total: %llu, hl: '%s', unit: '%s' };\n"
+		"total: %llu, hl: '%s', unit: '%s', btotal: %lld };\n"
 		"%s]]></script>\n"
 		"<defs><linearGradient id=\"background\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%%\"/>"
@@ -482,7 +510,8 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"url(#background)\"/>\n",
 		WIDTH, height, WIDTH, height, svg_style, WIDTH, XPAD, FRAME_HEIGHT,
 		height - BOTTOM - FRAME_HEIGHT, MIN_WIDTH, CHAR_WIDTH, (unsigned long long)total,
-		HIGHLIGHT, p->kind == PROFILE_OFF_CPU ? "us" : "samples", svg_script, WIDTH, height);
+		HIGHLIGHT, p->kind == PROFILE_OFF_CPU ? "us" : "samples",
+		g->before ? (long long)g->before_total : -1LL, svg_script, WIDTH, height);
 
 	/* The title: the command line, cut when it would not fit. */
 	strbuf_reset(clean);
@@ -513,6 +542,9 @@ static void write_head(FILE *out, struct graph *g, uint32_t height, uint64_t tot
 			    p->kind == PROFILE_WALL ? " of wall time (on and off the CPU)" : "");
 	else
 		strbuf_addstr(sb, "no samples");
+	if (g->before)
+		strbuf_addf(sb, "; before: %llu; red grew, blue shrank (by share)",
+			    (unsigned long long)g->before_total);
 	if (omitted)
 		strbuf_addf(sb, "; %llu frame%s narrower than %g px not drawn",
 			    (unsigned long long)omitted, omitted == 1 ? "" : "s", MIN_WIDTH);
@@ -533,18 +565,29 @@ static void write_frame(FILE *out, struct graph *g, const struct node *n, double
 	struct strbuf *sb = &g->tmp;
 	char fill[8];
 
-	frame_colour(name, n->kind, fill);
+	uint64_t before = g->before ? g->before[n - g->nodes] : 0;
+	double share = 100.0 * n->count / total;
+	double share_before = g->before_total ? 100.0 * before / g->before_total : 0;
+
+	if (g->before)
+		change_colour((share - share_before) / 100, g->max_change, fill);
+	else
+		frame_colour(name, n->kind, fill);
 	strbuf_reset(sb);
 	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_names[n->kind]);
 	add_xml(sb, name, strlen(name));
-	strbuf_addf(sb, " (%llu %s, %.2f%%)</title>"
-		    "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-		    "data-s=\"%llu\" data-o=\"%llu\"/>",
-		    (unsigned long long)n->count,
-		    g->p->kind == PROFILE_OFF_CPU ? "us" : n->count == 1 ? "sample" : "samples",
-		    100.0 * n->count / total, x, y, w,
-		    FRAME_HEIGHT - 1, fill, (unsigned long long)n->count,
-		    (unsigned long long)n->offset);
+	strbuf_addf(sb, " (%llu %s, %.2f%%", (unsigned long long)n->count,
+		    g->p->kind == PROFILE_OFF_CPU ? "us" : n->count == 1 ? "sample" : "samples", share);
+	/* A differential graph: the frame before, and how its share changed. */
+	if (g->before)
+		strbuf_addf(sb, "; before %llu, %.2f%%; %+.2f points", (unsigned long long)before,
+			    share_before, share - share_before);
+	strbuf_addf(sb, ")</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" "
+		    "fill=\"%s\" data-s=\"%llu\" data-o=\"%llu\"", x, y, w, FRAME_HEIGHT - 1, fill,
+		    (unsigned long long)n->count, (unsigned long long)n->offset);
+	if (g->before)
+		strbuf_addf(sb, " data-b=\"%llu\"", (unsigned long long)before);
+	strbuf_addstr(sb, "/>");
 	add_label(sb, name, x, y, w);
 	strbuf_addstr(sb, "</g>\n");
 	fwrite(sb->buf, 1, sb->len, out);
@@ -578,31 +621,82 @@ static void graph_release(struct graph *g)
 	free(g->loc_frames);
 	free(g->order);
 	free(g->rank);
+	free(g->before);
 	strbuf_release(&g->tmp);
 	strbuf_release(&g->tmp2);
 }
 
+/* The graph of p's samples. */
+static void build(struct graph *g, const struct profile *p, bool per_pid)
+{
+	uint32_t i;
+
+	g->p = p;
+	strtab_init(&g->names);
+	strbuf_init(&g->tmp);
+	strbuf_init(&g->tmp2);
+	g->loc_first = xmalloc((p->nr_locations + 1) * sizeof(*g->loc_first));
+	for (i = 0; i < p->nr_locations; i++)
+		g->loc_first[i] = ITAB_NONE;
+	add_node(g, 0, strtab_intern(&g->names, "all"), K_ROOT);
+	for (i = 0; i < p->nr_samples; i++)
+		if (p->samples[i].count)
+			add_sample(g, &p->samples[i], per_pid);
+}
+
+/*
+ * bpfprof diff: each node's count in the profile before, found by the
+ * same path of names and kinds in its graph (0 where it had none), and the
+ * largest change of share among the frames drawn.
+ */
+static void compare(struct graph *g, const struct profile *before, double scale)
+{
+	struct graph b = { 0 };
+	uint32_t *at = xmalloc(g->nr_nodes * sizeof(*at)), i, name;
+	double change;
+
+	build(&b, before, false);
+	g->before = xcalloc(g->nr_nodes, sizeof(*g->before));
+	g->before_total = b.nodes[0].count;
+	at[0] = 0;
+	g->before[0] = g->before_total;
+	for (i = 1; i < g->nr_nodes; i++) {
+		const struct node *n = &g->nodes[i];
+
+		/* A parent comes before its children: its place in b is known. */
+		at[i] = ITAB_NONE;
+		if (at[n->parent] != ITAB_NONE) {
+			name = strtab_intern(&b.names, strtab_get(&g->names, n->name));
+			at[i] = find_child(&b, at[n->parent], name, n->kind);
+		}
+		g->before[i] = at[i] != ITAB_NONE ? b.nodes[at[i]].count : 0;
+		if (n->count * scale < MIN_WIDTH)
+			continue;
+		change = (double)n->count / g->nodes[0].count -
+			 (g->before_total ? (double)g->before[i] / g->before_total : 0);
+		if (change < 0)
+			change = -change;
+		if (change > g->max_change)
+			g->max_change = change;
+	}
+	free(at);
+	graph_release(&b);
+}
+
 int write_svg(FILE *out, const struct profile *p, const struct write_options *o)
 {
-	struct graph g = { .p = p };
+	struct graph g = { 0 };
 	uint32_t i, max_depth = 0, height, base;
 	uint64_t total, omitted = 0;
 	double scale;
 	int err = 0;
 
-	strtab_init(&g.names);
-	strbuf_init(&g.tmp);
-	strbuf_init(&g.tmp2);
-	g.loc_first = xmalloc((p->nr_locations + 1) * sizeof(*g.loc_first));
-	for (i = 0; i < p->nr_locations; i++)
-		g.loc_first[i] = ITAB_NONE;
-	add_node(&g, 0, strtab_intern(&g.names, "all"), K_ROOT);
-	for (i = 0; i < p->nr_samples; i++)
-		if (p->samples[i].count)
-			add_sample(&g, &p->samples[i], o->per_pid);
+	build(&g, p, o->per_pid);
 	total = g.nodes[0].count;
 	scale = total ? (double)(WIDTH - 2 * XPAD) / total : 0;
 	layout(&g, scale);
+	if (o->before)
+		compare(&g, o->before, scale);
 	for (i = 0; i < g.nr_nodes; i++) {
 		if (g.nodes[i].count * scale < MIN_WIDTH)
 			omitted++;

@@ -11,20 +11,22 @@
  * calls): 2.00 on AMD EPYC, in this file's builds with and without frame
  * pointers (README, "Test workloads").
  *
- * usage: split [SECONDS]   (default 10)
+ * usage: split [SECONDS [RATIO]]   (default 10 s; RATIO, default 2: split_two_thirds
+ * runs RATIO times split_one_third's chain, for a split that changes, as bpfprof diff's test wants)
  */
 #include "work.h"
 
 #define UNIT 8000	/* chain steps */
 
 volatile uint64_t sink;
+static uint64_t ratio = 2;
 static struct meter meters[] = { { "split_two_thirds" }, { "split_one_third" } };
 
 __attribute__((noinline)) void split_two_thirds(uint64_t units)
 {
 	uint64_t x = sink;
 
-	CHAIN(x, 2 * units * UNIT);
+	CHAIN(x, ratio * units * UNIT);
 	sink = x;
 }
 
@@ -46,6 +48,9 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 10, end = now() + seconds;
 	uint64_t x = 88172645463325252ULL;
+
+	if (argc > 2 && atoi(argv[2]) > 0)
+		ratio = atoi(argv[2]);
 
 	while (now() < end)
 		for (int i = 0; i < 50; i++)

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfprof/cli.h"
+#include "bpfprof/diff.h"
+#include "bpfprof/output.h"
+#include "bpfprof/profile_read.h"
+#include "bpfprof/util.h"
+
+static const char diff_usage[] =
+	"Usage: bpfprof diff BEFORE AFTER [-o FILE]...\n"
+	"Compares two profiles, each folded or pprof (as bpfprof writes them):\n"
+	"  -o FILE.svg     a differential flame graph: widths from AFTER, red where a frame's\n"
+	"                  share grew, blue where it shrank; hover shows both counts\n"
+	"  -o FILE.folded  FlameGraph's difffolded form, \"stack BEFORE AFTER\" (the default, on stdout)\n";
+
+static int usage_fail(const char *fmt, const char *arg)
+{
+	fputs("bpfprof: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+/* A profile from a file into p (empty); one line and -1 if it cannot be. */
+static int load(struct profile *p, const char *path)
+{
+	char why[READ_WHY], *buf;
+	size_t len;
+	int err;
+
+	if ((err = read_file(path, &buf, &len)))
+		return error("cannot read '%s': %s; give a folded or pprof file", path, strerror(-err));
+	err = profile_read(p, buf, len, why);
+	free(buf);
+	if (err)
+		return error("cannot read '%s' as a profile: %s; give a folded or pprof file", path, why);
+	return 0;
+}
+
+/* One output: svg or folded, by its name. */
+static int write_diff(const char *path, const struct profile *before, const struct profile *after)
+{
+	struct write_options wo = { .before = before };
+	struct output_file out;
+	int fmt = path ? format_of_path(path) : FORMAT_FOLDED, err;
+
+	if (output_open(&out, path))
+		return -1;
+	err = fmt == FORMAT_SVG ? write_svg(out.f, after, &wo) : write_difffolded(out.f, before, after);
+	if (!err)
+		err = output_commit(&out);
+	if (err) {
+		output_abort(&out);
+		return error("cannot write the diff to %s: %s", path ? path : "stdout", strerror(-err));
+	}
+	return 0;
+}
+
+int diff_main(int argc, char **argv)
+{
+	const char *files[2] = { 0 }, **outs = xcalloc(argc + 1, sizeof(*outs));
+	struct profile before, after;
+	int i, nfiles = 0, nouts = 0, rc = 0, fmt;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(diff_usage, stdout);
+			free(outs);
+			return 0;
+		}
+		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (++i == argc)
+				return free(outs), usage_fail("diff: %s needs a file name; see bpfprof diff --help",
+							      argv[i - 1]);
+			fmt = format_of_path(argv[i]);
+			if (fmt != FORMAT_SVG && fmt != FORMAT_FOLDED)
+				return free(outs), usage_fail("diff -o %s: a diff is written as .svg or .folded; "
+							      "name the file so", argv[i]);
+			outs[nouts++] = argv[i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return free(outs), usage_fail("diff: unknown option '%s'; see bpfprof diff --help",
+						      argv[i]);
+		} else if (nfiles < 2) {
+			files[nfiles++] = argv[i];
+		} else {
+			return free(outs), usage_fail("diff: one BEFORE and one AFTER, not '%s' as well",
+						      argv[i]);
+		}
+	}
+	if (nfiles < 2)
+		return free(outs), usage_fail("%s", "diff: give BEFORE and AFTER profiles (folded or pprof); "
+					      "see bpfprof diff --help");
+	if (!nouts)
+		outs[nouts++] = NULL;	/* folded, on stdout */
+	profile_init(&before);
+	profile_init(&after);
+	if (load(&before, files[0]) || load(&after, files[1])) {
+		rc = EXIT_RUNTIME;
+	} else {
+		for (i = 0; i < nouts; i++)
+			if (write_diff(outs[i], &before, &after))
+				rc = EXIT_RUNTIME;
+	}
+	profile_release(&before);
+	profile_release(&after);
+	free(outs);
+	return rc;
+}

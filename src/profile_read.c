@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "bpfprof/profile_read.h"
+#include "bpfprof/util.h"
+
+#define MAX_INFLATED (1u << 30)	/* a pprof bigger than this is not read */
+#define MAX_LINES 256		/* inlined calls in one location */
+
+static int bad(char why[READ_WHY], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(char why[READ_WHY], const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, READ_WHY, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A location of one function line per frame, interned by (name, kind) or by its lines. */
+static uint32_t frames_location(struct profile *p, const uint32_t *functions, uint16_t n,
+				enum frame_kind kind)
+{
+	struct prof_line lines[MAX_LINES];
+	uint64_t address;
+	uint32_t loc;
+	uint16_t i;
+
+	/*
+	 * An address made of the kind and the functions, so equal frames meet
+	 * in one location: exact for one function (the high bit set), a hash
+	 * of them all for an inline chain.
+	 */
+	for (i = 0; i < n; i++) {
+		lines[i].function = functions[i];
+		lines[i].line = 0;
+	}
+	if (n == 1)
+		address = 1ULL << 63 | (uint64_t)kind << 32 | functions[0];
+	else
+		address = hash_bytes(functions, n * sizeof(*functions), 0x6b696e64ULL + kind) &
+			  ~(1ULL << 63);
+	loc = profile_location_find(p, 0, address);
+	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, kind, lines, n);
+}
+
+/* Folded ------------------------------------------------------------------------------- */
+
+static bool strip(const char **s, size_t *n, const char *mark)
+{
+	size_t m = strlen(mark);
+
+	if (*n < m || memcmp(*s + *n - m, mark, m))
+		return false;
+	*n -= m;
+	return true;
+}
+
+/* One line: "comm;frame;...;frame COUNT". */
+static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno,
+		       char why[READ_WHY])
+{
+	uint32_t *stack = NULL, nstack = 0, alloc = 0, functions[MAX_LINES], f;
+	const char *sp = memrchr(s, ' ', n), *field, *end;
+	struct prof_sample smp = { 0 };
+	uint16_t nlines = 0;
+	enum frame_kind kind = FRAME_USER;
+	unsigned long long count;
+	char *stop;
+	size_t len;
+	int err = 0;
+
+	if (!sp || sp == s)
+		return bad(why, "line %zu: no \"stack count\"", lineno);
+	errno = 0;
+	count = strtoull(sp + 1, &stop, 10);
+	if (stop != s + n || sp + 1 == stop || errno || sp[1] == '-')
+		return bad(why, "line %zu: the count is not a whole number", lineno);
+	end = memchr(s, ';', sp - s);
+	smp.comm = strtab_intern_n(&p->strings, s, (end ? end : sp) - s);
+	/* Frames root first: a frame without "_[i]" begins a location, its inlined calls follow. */
+	for (field = end ? end + 1 : sp; field < sp; field = end + 1) {
+		end = memchr(field, ';', sp - field);
+		end = end ? end : sp;
+		len = end - field;
+		if (!len)
+			return bad(why, "line %zu: an empty frame", lineno);
+		if (!strip(&field, &len, "_[i]") || !nlines) {
+			if (nlines) {
+				ALLOC_GROW(stack, nstack + 1, alloc);
+				stack[nstack++] = frames_location(p, functions, nlines, kind);
+			}
+			nlines = 0;
+			kind = strip(&field, &len, "_[k]") ? FRAME_KERNEL
+			     : strip(&field, &len, "_[j]") ? FRAME_JIT
+			     : field[0] == '[' ? FRAME_SPECIAL : FRAME_USER;
+		}
+		if (nlines == MAX_LINES) {
+			err = bad(why, "line %zu: more than %d inlined calls in a frame", lineno, MAX_LINES);
+			break;
+		}
+		/* Lines are innermost first: each inlined call goes before its caller. */
+		f = strtab_intern_n(&p->strings, field, len);
+		memmove(functions + 1, functions, nlines * sizeof(*functions));
+		functions[0] = profile_function(p, f, f, 0);
+		nlines++;
+	}
+	if (!err && nlines) {
+		ALLOC_GROW(stack, nstack + 1, alloc);
+		stack[nstack++] = frames_location(p, functions, nlines, kind);
+	}
+	if (!err) {
+		/* The profile's stacks are leaf first. */
+		for (f = 0; f < nstack / 2; f++) {
+			uint32_t t = stack[f];
+
+			stack[f] = stack[nstack - 1 - f];
+			stack[nstack - 1 - f] = t;
+		}
+		smp.stack = profile_stack(p, stack, nstack);
+		smp.count = count;
+		profile_add_sample(p, &smp);
+	}
+	free(stack);
+	return err;
+}
+
+int profile_read_folded(struct profile *p, const char *buf, size_t len, char why[READ_WHY])
+{
+	const char *s = buf, *end = buf + len, *nl;
+	size_t lineno = 0;
+	int err;
+
+	while (s < end) {
+		nl = memchr(s, '\n', end - s);
+		lineno++;
+		if ((nl ? nl : end) > s && (err = folded_line(p, s, (nl ? nl : end) - s, lineno, why)))
+			return err;
+		s = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* pprof ---------------------------------------------------------------------------------- */
+
+struct pb {
+	const uint8_t *p, *end;
+};
+
+static bool pb_varint(struct pb *r, uint64_t *v)
+{
+	unsigned shift;
+
+	for (*v = 0, shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		uint8_t b = *r->p++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The next field: its number, and its value (varint) or its bytes (length-delimited). */
+static bool pb_field(struct pb *r, uint32_t *num, uint64_t *v, struct pb *bytes, bool *ok)
+{
+	uint64_t key, len;
+
+	*ok = false;
+	if (r->p >= r->end)
+		return false;
+	if (!pb_varint(r, &key))
+		return true;
+	*num = key >> 3;
+	bytes->p = bytes->end = NULL;
+	switch (key & 7) {
+	case 0:
+		*ok = pb_varint(r, v);
+		return true;
+	case 1:
+		if (r->end - r->p < 8)
+			return true;
+		memcpy(v, r->p, 8);
+		r->p += 8;
+		break;
+	case 2:
+		if (!pb_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+			return true;
+		bytes->p = r->p;
+		bytes->end = r->p + len;
+		r->p += len;
+		break;
+	case 5:
+		if (r->end - r->p < 4)
+			return true;
+		*v = 0;
+		memcpy(v, r->p, 4);
+		r->p += 4;
+		break;
+	default:
+		return true;
+	}
+	*ok = true;
+	return true;
+}
+
+/* A repeated integer: packed (bytes) or one value. */
+static bool pb_each(const struct pb *bytes, uint64_t v, uint64_t **out, uint32_t *n, uint32_t *alloc)
+{
+	struct pb r = *bytes;
+
+	if (!bytes->p) {
+		ALLOC_GROW(*out, *n + 1, *alloc);
+		(*out)[(*n)++] = v;
+		return true;
+	}
+	while (r.p < r.end) {
+		ALLOC_GROW(*out, *n + 1, *alloc);
+		if (!pb_varint(&r, &(*out)[(*n)++]))
+			return false;
+	}
+	return true;
+}
+
+struct slices {
+	struct pb *v;
+	uint32_t n, alloc;
+};
+
+static void add_slice(struct slices *s, const struct pb *b)
+{
+	ALLOC_GROW(s->v, s->n + 1, s->alloc);
+	s->v[s->n++] = *b;
+}
+
+/* An id's index among entries with ids (ids[i]); ITAB_NONE if none. */
+static uint32_t by_id(const uint64_t *ids, uint32_t n, uint64_t id)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] == id)
+			return mid;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return ITAB_NONE;
+}
+
+struct pprof {
+	struct slices strings, types, samples, mappings, locations, functions;
+	uint64_t *fn_ids, *loc_ids, *map_ids;
+	uint32_t *fn_of, *loc_of;	/* our function, location per entry */
+	bool *kernel_map;
+	int64_t duration, time;
+};
+
+static const char *pp_str(const struct pprof *pp, uint64_t i, size_t *len)
+{
+	if (i >= pp->strings.n) {
+		*len = 0;
+		return "";
+	}
+	*len = pp->strings.v[i].end - pp->strings.v[i].p;
+	return (const char *)pp->strings.v[i].p;
+}
+
+static bool pp_str_is(const struct pprof *pp, uint64_t i, const char *s)
+{
+	size_t len;
+	const char *t = pp_str(pp, i, &len);
+
+	return len == strlen(s) && !memcmp(t, s, len);
+}
+
+/* Ids of entries (field 1 of each), sorted, with their place; false if not increasing. */
+static bool ids_of(const struct slices *s, uint64_t **ids)
+{
+	uint32_t i, num;
+	uint64_t v;
+	struct pb r, b;
+	bool ok;
+
+	*ids = xcalloc(s->n + 1, sizeof(**ids));
+	for (i = 0; i < s->n; i++) {
+		r = s->v[i];
+		while (pb_field(&r, &num, &v, &b, &ok))
+			if (ok && num == 1)
+				(*ids)[i] = v;
+		if (!(*ids)[i] || (i && (*ids)[i] <= (*ids)[i - 1]))
+			return false;
+	}
+	return true;
+}
+
+static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, size_t len,
+		       char why[READ_WHY])
+{
+	struct pb r = { buf, buf + len }, b;
+	uint32_t num, i, j, value = 0;
+	uint64_t v;
+	bool ok;
+
+	while (pb_field(&r, &num, &v, &b, &ok)) {
+		if (!ok)
+			return bad(why, "not a pprof profile: a malformed field at byte %zu",
+				   (size_t)(r.p - buf));
+		switch (num) {
+		case 1: add_slice(&pp->types, &b); break;
+		case 2: add_slice(&pp->samples, &b); break;
+		case 3: add_slice(&pp->mappings, &b); break;
+		case 4: add_slice(&pp->locations, &b); break;
+		case 5: add_slice(&pp->functions, &b); break;
+		case 6: add_slice(&pp->strings, &b); break;
+		case 9: pp->time = v; break;
+		case 10: pp->duration = v; break;
+		}
+	}
+	if (!pp->strings.n || !pp_str_is(pp, 0, ""))
+		return bad(why, "not a pprof profile: no string table starting with \"\"");
+	if (!ids_of(&pp->functions, &pp->fn_ids) || !ids_of(&pp->locations, &pp->loc_ids) ||
+	    !ids_of(&pp->mappings, &pp->map_ids))
+		return bad(why, "pprof: ids that are 0 or not increasing (bpfprof reads its own order)");
+	/* The value to read: "samples" if the profile counts them, else the first. */
+	for (i = 0; i < pp->types.n; i++) {
+		struct pb t = pp->types.v[i];
+
+		while (pb_field(&t, &num, &v, &b, &ok))
+			if (ok && num == 1 && pp_str_is(pp, v, "samples"))
+				value = i;
+	}
+	/* Mappings: the kernel's, by its name. */
+	pp->kernel_map = xcalloc(pp->mappings.n + 1, sizeof(*pp->kernel_map));
+	for (i = 0; i < pp->mappings.n; i++) {
+		struct pb m = pp->mappings.v[i];
+
+		while (pb_field(&m, &num, &v, &b, &ok))
+			if (ok && num == 5 && pp_str_is(pp, v, "[kernel.kallsyms]"))
+				pp->kernel_map[i] = true;
+	}
+	/* Functions, by name. */
+	pp->fn_of = xcalloc(pp->functions.n + 1, sizeof(*pp->fn_of));
+	for (i = 0; i < pp->functions.n; i++) {
+		struct pb f = pp->functions.v[i];
+		uint64_t name = 0, sys = 0, file = 0, line = 0;
+		size_t n1, n2, n3;
+		const char *s1, *s2, *s3;
+
+		while (pb_field(&f, &num, &v, &b, &ok))
+			if (ok)
+				switch (num) {
+				case 2: name = v; break;
+				case 3: sys = v; break;
+				case 4: file = v; break;
+				case 5: line = v; break;
+				}
+		s1 = pp_str(pp, name, &n1);
+		s2 = pp_str(pp, sys, &n2);
+		s3 = pp_str(pp, file, &n3);
+		pp->fn_of[i] = profile_function_at(p, strtab_intern_n(&p->strings, s1, n1),
+						   strtab_intern_n(&p->strings, s2, n2),
+						   strtab_intern_n(&p->strings, s3, n3), (uint32_t)line);
+	}
+	/* Locations: their lines' functions, kernel or not by their mapping. */
+	pp->loc_of = xcalloc(pp->locations.n + 1, sizeof(*pp->loc_of));
+	for (i = 0; i < pp->locations.n; i++) {
+		struct pb l = pp->locations.v[i], ln;
+		uint32_t functions[MAX_LINES], m;
+		uint16_t n = 0;
+		bool kernel = false;
+
+		while (pb_field(&l, &num, &v, &b, &ok)) {
+			if (!ok)
+				continue;
+			if (num == 2 && (m = by_id(pp->map_ids, pp->mappings.n, v)) != ITAB_NONE)
+				kernel = pp->kernel_map[m];
+			if (num != 4 || !b.p || n == MAX_LINES)
+				continue;
+			ln = b;
+			while (pb_field(&ln, &num, &v, &b, &ok))
+				if (ok && num == 1 && (m = by_id(pp->fn_ids, pp->functions.n, v)) != ITAB_NONE)
+					functions[n++] = pp->fn_of[m];
+		}
+		if (!n)
+			functions[n++] = profile_function(p, profile_string(p, "[unknown]"),
+							  profile_string(p, "[unknown]"), 0);
+		pp->loc_of[i] = frames_location(p, functions, n, kernel ? FRAME_KERNEL : FRAME_USER);
+	}
+	/* Samples: their locations (leaf first, as ours), the value, the thread's labels. */
+	for (i = 0; i < pp->samples.n; i++) {
+		struct pb s = pp->samples.v[i], lb;
+		uint64_t *locs = NULL, *values = NULL;
+		uint32_t nl = 0, nv = 0, al = 0, av = 0, *stack;
+		struct prof_sample smp = { 0 };
+		uint64_t key, str, numv;
+
+		while (pb_field(&s, &num, &v, &b, &ok)) {
+			if (!ok)
+				continue;
+			if (num == 1 && !pb_each(&b, v, &locs, &nl, &al))
+				return bad(why, "pprof: a sample's locations are malformed");
+			if (num == 2 && !pb_each(&b, v, &values, &nv, &av))
+				return bad(why, "pprof: a sample's values are malformed");
+			if (num == 3 && b.p) {
+				lb = b;
+				key = str = numv = 0;
+				while (pb_field(&lb, &num, &v, &b, &ok))
+					if (ok)
+						switch (num) {
+						case 1: key = v; break;
+						case 2: str = v; break;
+						case 3: numv = v; break;
+						}
+				if (pp_str_is(pp, key, "comm")) {
+					size_t n;
+					const char *c = pp_str(pp, str, &n);
+
+					smp.comm = strtab_intern_n(&p->strings, c, n);
+				} else if (pp_str_is(pp, key, "pid")) {
+					smp.pid = (uint32_t)numv;
+				} else if (pp_str_is(pp, key, "tid")) {
+					smp.tid = (uint32_t)numv;
+				}
+			}
+		}
+		stack = xmalloc((nl + 1) * sizeof(*stack));
+		for (j = 0; j < nl; j++) {
+			uint32_t at = by_id(pp->loc_ids, pp->locations.n, locs[j]);
+
+			if (at == ITAB_NONE) {
+				free(stack);
+				free(locs);
+				free(values);
+				return bad(why, "pprof: a sample names location %llu, which it does not have",
+					   (unsigned long long)locs[j]);
+			}
+			stack[j] = pp->loc_of[at];
+		}
+		smp.stack = profile_stack(p, stack, nl);
+		smp.count = value < nv ? values[value] : 0;
+		if (smp.count)
+			profile_add_sample(p, &smp);
+		free(stack);
+		free(locs);
+		free(values);
+	}
+	p->duration_ns = pp->duration > 0 ? pp->duration : 0;
+	p->start_wall_ns = pp->time > 0 ? pp->time : 0;
+	return 0;
+}
+
+/* buf inflated if it is gzipped: into *out (malloc'd), or buf itself. */
+static int gunzip(const void *buf, size_t len, uint8_t **out, size_t *out_len, char why[READ_WHY])
+{
+	z_stream z = { 0 };
+	size_t cap = len * 4 + 4096;
+	int rc;
+
+	*out = NULL;
+	if (len < 2 || ((const uint8_t *)buf)[0] != 0x1f || ((const uint8_t *)buf)[1] != 0x8b)
+		return 0;
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return bad(why, "cannot inflate: zlib will not start");
+	*out = xmalloc(cap);
+	z.next_in = (Bytef *)buf;
+	z.avail_in = len;
+	do {
+		if (z.total_out == cap) {
+			if (cap >= MAX_INFLATED) {
+				inflateEnd(&z);
+				return bad(why, "more than %u MiB inflated: not read", MAX_INFLATED >> 20);
+			}
+			cap *= 2;
+			*out = xrealloc(*out, cap);
+		}
+		z.next_out = *out + z.total_out;
+		z.avail_out = cap - z.total_out;
+		rc = inflate(&z, Z_NO_FLUSH);
+	} while (rc == Z_OK);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END)
+		return bad(why, "gzip data that does not inflate (%s)", z.msg ? z.msg : "cut short");
+	return 0;
+}
+
+int profile_read_pprof(struct profile *p, const void *buf, size_t len, char why[READ_WHY])
+{
+	struct pprof pp = { 0 };
+	uint8_t *raw;
+	size_t raw_len = 0;
+	int err = gunzip(buf, len, &raw, &raw_len, why);
+
+	if (!err)
+		err = pprof_parse(p, &pp, raw ? raw : buf, raw ? raw_len : len, why);
+	free(raw);
+	free(pp.strings.v);
+	free(pp.types.v);
+	free(pp.samples.v);
+	free(pp.mappings.v);
+	free(pp.locations.v);
+	free(pp.functions.v);
+	free(pp.fn_ids);
+	free(pp.loc_ids);
+	free(pp.map_ids);
+	free(pp.fn_of);
+	free(pp.loc_of);
+	free(pp.kernel_map);
+	return err;
+}
+
+int profile_read(struct profile *p, const void *buf, size_t len, char why[READ_WHY])
+{
+	const uint8_t *b = buf;
+	size_t i;
+
+	/* gzip, or a protobuf's first field (sample_type, 1, length-delimited): pprof. */
+	if (len >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || b[0] == 0x0a))
+		return profile_read_pprof(p, buf, len, why);
+	for (i = 0; i < len && i < 4096; i++)
+		if (!b[i])
+			return bad(why, "neither folded text nor pprof (a NUL byte at %zu)", i);
+	return profile_read_folded(p, buf, len, why);
+}
