@@ -246,9 +246,11 @@ uint32_t profile_stack(struct profile *p, const uint32_t *locations, uint32_t de
 
 	if (id != ITAB_NONE)
 		return id;
-	ALLOC_GROW(p->frames, p->nr_frames + depth, p->frames_alloc);
+	/* One more: frames has room even for an empty stack, so frames + first is never NULL + 0. */
+	ALLOC_GROW(p->frames, p->nr_frames + depth + 1, p->frames_alloc);
 	ALLOC_GROW(p->stacks, p->nr_stacks + 1, p->stacks_alloc);
-	memcpy(p->frames + p->nr_frames, locations, depth * sizeof(uint32_t));
+	if (depth)
+		memcpy(p->frames + p->nr_frames, locations, depth * sizeof(uint32_t));
 	id = p->nr_stacks++;
 	p->stacks[id].first = p->nr_frames;
 	p->stacks[id].depth = depth;

@@ -11,6 +11,9 @@
 
 #define MAX_INFLATED (1u << 30)	/* a pprof bigger than this is not read */
 #define MAX_LINES 256		/* inlined calls in one location */
+#define MAX_COUNT (1ULL << 53)	/* a sample's count: beyond, writers' arithmetic overflows */
+#define KERNEL_MAPPING "[kernel.kallsyms]"	/* as bpfprof's pprof names the kernel */
+#define JIT_MAPPING "[jit]"			/* a folded file's JIT frames ("_[j]") */
 
 static int bad(char why[READ_WHY], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(char why[READ_WHY], const char *fmt, ...)
@@ -28,8 +31,8 @@ static uint32_t frames_location(struct profile *p, const uint32_t *functions, ui
 				enum frame_kind kind)
 {
 	struct prof_line lines[MAX_LINES];
+	uint32_t loc, mapping = 0;
 	uint64_t address;
-	uint32_t loc;
 	uint16_t i;
 
 	/*
@@ -46,8 +49,16 @@ static uint32_t frames_location(struct profile *p, const uint32_t *functions, ui
 	else
 		address = hash_bytes(functions, n * sizeof(*functions), 0x6b696e64ULL + kind) &
 			  ~(1ULL << 63);
-	loc = profile_location_find(p, 0, address);
-	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, kind, lines, n);
+	/* Kernel and JIT frames in a mapping named so, as a pprof says them. */
+	if (kind == FRAME_KERNEL || kind == FRAME_JIT) {
+		struct prof_mapping m = { 0 };
+
+		m.file = profile_string(p, kind == FRAME_KERNEL ? KERNEL_MAPPING : JIT_MAPPING);
+		m.limit = UINT64_MAX;
+		mapping = profile_mapping(p, &m);
+	}
+	loc = profile_location_find(p, mapping, address);
+	return loc != ITAB_NONE ? loc : profile_location_add(p, mapping, address, kind, lines, n);
 }
 
 /* Folded ------------------------------------------------------------------------------- */
@@ -82,6 +93,8 @@ static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno
 	count = strtoull(sp + 1, &stop, 10);
 	if (stop != s + n || sp + 1 == stop || errno || sp[1] == '-')
 		return bad(why, "line %zu: the count is not a whole number", lineno);
+	if (count > MAX_COUNT)
+		return bad(why, "line %zu: a count beyond 2^53", lineno);
 	end = memchr(s, ';', sp - s);
 	smp.comm = strtab_intern_n(&p->strings, s, (end ? end : sp) - s);
 	/* Frames root first: a frame without "_[i]" begins a location, its inlined calls follow. */
@@ -89,9 +102,12 @@ static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno
 		end = memchr(field, ';', sp - field);
 		end = end ? end : sp;
 		len = end - field;
-		if (!len)
-			return bad(why, "line %zu: an empty frame", lineno);
-		if (!strip(&field, &len, "_[i]") || !nlines) {
+		if (!len) {
+			err = bad(why, "line %zu: an empty frame", lineno);
+			break;
+		}
+		/* An inlined call needs a frame to be inlined into: a first "_[i]" is a name. */
+		if (!nlines || !strip(&field, &len, "_[i]")) {
 			if (nlines) {
 				ALLOC_GROW(stack, nstack + 1, alloc);
 				stack[nstack++] = frames_location(p, functions, nlines, kind);
@@ -123,7 +139,7 @@ static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno
 			stack[f] = stack[nstack - 1 - f];
 			stack[nstack - 1 - f] = t;
 		}
-		smp.stack = profile_stack(p, stack, nstack);
+		smp.stack = profile_stack(p, stack ? stack : &f, nstack);	/* no frames: none read */
 		smp.count = count;
 		profile_add_sample(p, &smp);
 	}
@@ -261,7 +277,7 @@ struct pprof {
 	struct slices strings, types, samples, mappings, locations, functions;
 	uint64_t *fn_ids, *loc_ids, *map_ids;
 	uint32_t *fn_of, *loc_of;	/* our function, location per entry */
-	bool *kernel_map;
+	uint8_t *map_kind;	/* enum frame_kind, by mapping */
 	int64_t duration, time;
 };
 
@@ -312,7 +328,7 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 	bool ok;
 
 	while (pb_field(&r, &num, &v, &b, &ok)) {
-		if (!ok)
+		if (!ok || (num >= 1 && num <= 6 && !b.p))
 			return bad(why, "not a pprof profile: a malformed field at byte %zu",
 				   (size_t)(r.p - buf));
 		switch (num) {
@@ -339,14 +355,15 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 			if (ok && num == 1 && pp_str_is(pp, v, "samples"))
 				value = i;
 	}
-	/* Mappings: the kernel's, by its name. */
-	pp->kernel_map = xcalloc(pp->mappings.n + 1, sizeof(*pp->kernel_map));
+	/* Mappings: the kernel's and JIT code's, by their names. */
+	pp->map_kind = xcalloc(pp->mappings.n + 1, sizeof(*pp->map_kind));
 	for (i = 0; i < pp->mappings.n; i++) {
 		struct pb m = pp->mappings.v[i];
 
 		while (pb_field(&m, &num, &v, &b, &ok))
-			if (ok && num == 5 && pp_str_is(pp, v, "[kernel.kallsyms]"))
-				pp->kernel_map[i] = true;
+			if (ok && num == 5)
+				pp->map_kind[i] = pp_str_is(pp, v, KERNEL_MAPPING) ? FRAME_KERNEL
+						: pp_str_is(pp, v, JIT_MAPPING) ? FRAME_JIT : FRAME_USER;
 	}
 	/* Functions, by name. */
 	pp->fn_of = xcalloc(pp->functions.n + 1, sizeof(*pp->fn_of));
@@ -377,13 +394,13 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 		struct pb l = pp->locations.v[i], ln;
 		uint32_t functions[MAX_LINES], m;
 		uint16_t n = 0;
-		bool kernel = false;
+		enum frame_kind kind = FRAME_USER;
 
 		while (pb_field(&l, &num, &v, &b, &ok)) {
 			if (!ok)
 				continue;
 			if (num == 2 && (m = by_id(pp->map_ids, pp->mappings.n, v)) != ITAB_NONE)
-				kernel = pp->kernel_map[m];
+				kind = pp->map_kind[m];
 			if (num != 4 || !b.p || n == MAX_LINES)
 				continue;
 			ln = b;
@@ -394,7 +411,7 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 		if (!n)
 			functions[n++] = profile_function(p, profile_string(p, "[unknown]"),
 							  profile_string(p, "[unknown]"), 0);
-		pp->loc_of[i] = frames_location(p, functions, n, kernel ? FRAME_KERNEL : FRAME_USER);
+		pp->loc_of[i] = frames_location(p, functions, n, kind);
 	}
 	/* Samples: their locations (leaf first, as ours), the value, the thread's labels. */
 	for (i = 0; i < pp->samples.n; i++) {
@@ -407,10 +424,12 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 		while (pb_field(&s, &num, &v, &b, &ok)) {
 			if (!ok)
 				continue;
-			if (num == 1 && !pb_each(&b, v, &locs, &nl, &al))
-				return bad(why, "pprof: a sample's locations are malformed");
-			if (num == 2 && !pb_each(&b, v, &values, &nv, &av))
-				return bad(why, "pprof: a sample's values are malformed");
+			if ((num == 1 && !pb_each(&b, v, &locs, &nl, &al)) ||
+			    (num == 2 && !pb_each(&b, v, &values, &nv, &av))) {
+				free(locs);
+				free(values);
+				return bad(why, "pprof: a sample's locations or values are malformed");
+			}
 			if (num == 3 && b.p) {
 				lb = b;
 				key = str = numv = 0;
@@ -438,16 +457,23 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 			uint32_t at = by_id(pp->loc_ids, pp->locations.n, locs[j]);
 
 			if (at == ITAB_NONE) {
+				bad(why, "pprof: a sample names location %llu, which it does not have",
+				    (unsigned long long)locs[j]);
 				free(stack);
 				free(locs);
 				free(values);
-				return bad(why, "pprof: a sample names location %llu, which it does not have",
-					   (unsigned long long)locs[j]);
+				return -EINVAL;
 			}
 			stack[j] = pp->loc_of[at];
 		}
 		smp.stack = profile_stack(p, stack, nl);
 		smp.count = value < nv ? values[value] : 0;
+		if (smp.count > MAX_COUNT) {	/* negative ones too, as they are unsigned */
+			free(stack);
+			free(locs);
+			free(values);
+			return bad(why, "pprof: a sample's value is negative or beyond 2^53");
+		}
 		if (smp.count)
 			profile_add_sample(p, &smp);
 		free(stack);
@@ -515,7 +541,7 @@ int profile_read_pprof(struct profile *p, const void *buf, size_t len, char why[
 	free(pp.map_ids);
 	free(pp.fn_of);
 	free(pp.loc_of);
-	free(pp.kernel_map);
+	free(pp.map_kind);
 	return err;
 }
 

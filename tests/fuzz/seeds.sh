@@ -15,7 +15,7 @@ CC=${CC:-cc}
 CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
-for t in elf dwarf procmaps kallsyms perfmap sideband cfi python; do
+for t in elf dwarf procmaps kallsyms perfmap sideband cfi python profile; do
 	mkdir -p "$dir/$t"
 done
 
