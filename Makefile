@@ -327,13 +327,19 @@ fuzz: fuzz-build
 
 # Installing ------------------------------------------------------------------
 
+# The systemd unit goes where systemd looks for a local prefix's units; it is not enabled.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
 install: $(O)/bpfprof
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(O)/bpfprof $(DESTDIR)$(PREFIX)/bin/bpfprof
 	install -m 0644 src/bpfprof.8 $(DESTDIR)$(PREFIX)/share/man/man8/bpfprof.8
+	sed 's|@BINDIR@|$(PREFIX)/bin|' systemd/bpfprof.service.in > $(DESTDIR)$(UNITDIR)/bpfprof.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/bpfprof.service
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/bpfprof $(DESTDIR)$(PREFIX)/share/man/man8/bpfprof.8
+	rm -f $(DESTDIR)$(PREFIX)/bin/bpfprof $(DESTDIR)$(PREFIX)/share/man/man8/bpfprof.8 \
+	      $(DESTDIR)$(UNITDIR)/bpfprof.service
 
 clean:
 	rm -rf $(O)
