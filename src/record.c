@@ -550,6 +550,7 @@ static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 /* Reads the maps: every sample taken so far in the profile. 0 or -errno. */
 static int drain(struct session *ss)
 {
+	uint64_t flip = now_ns();
 	struct sampler_stats st;
 	int err;
 
@@ -557,8 +558,11 @@ static int drain(struct session *ss)
 		return err;
 	sampler_stats(ss->sampler, &st);
 	add_lost(ss, &st);
-	/* Every sample of a process that exited before the flip is named now. */
-	collector_after_drain(&ss->coll, now_ns());
+	/*
+	 * Every sample of a process that exited before the flip is named now;
+	 * one that exited during the drain may have samples in the next set.
+	 */
+	collector_after_drain(&ss->coll, flip);
 	note_first_samples(ss);
 	/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
 	if (verbose >= 2)
@@ -607,12 +611,12 @@ static int push(struct session *ss)
 }
 
 /* --rotate: an interval is over; a drain (its flip now), its files written, the next begun. */
-static int rotate(struct session *ss, bool last)
+static int rotate(struct session *ss)
 {
 	uint64_t now = now_ns(), wall = wall_ns();
-	int err = last ? 0 : drain(ss);
+	int err = drain(ss);
 
-	if (rotation_rotate(ss->rotation, now, wall, last))
+	if (rotation_rotate(ss->rotation, now, wall, false))
 		ss->write_failed = true;
 	return err;
 }
@@ -655,7 +659,7 @@ static int sample_loop(struct session *ss, uint64_t start)
 		/* A window's end, when a request for a profile is answered; an interval's. */
 		if (ss->server && (deadline = server_tick(ss->server)) && deadline < wake)
 			wake = deadline;
-		if (ss->rotation && now_ns() >= ss->rotation->due_ns && (err = rotate(ss, false)))
+		if (ss->rotation && now_ns() >= ss->rotation->due_ns && (err = rotate(ss)))
 			break;
 		if (ss->rotation && ss->rotation->due_ns < wake)
 			wake = ss->rotation->due_ns;
