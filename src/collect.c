@@ -221,20 +221,22 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 #define FOLD_EXITED 256
 #define FOLD_GROWTH(bytes) ((bytes) / 8 > (1u << 20) ? (bytes) / 8 : (1u << 20))
 
-void collector_after_drain(struct collector *c, uint64_t now)
+/*
+ * Folds the profile (profile_fold): windows of it told before and after,
+ * every holder of its ids renumbered. trim: every count let go first (the
+ * windows have theirs), so only what is distinct and still named stays.
+ */
+static void fold(struct collector *c, bool trim)
 {
 	struct profile_renumbering r;
 	size_t before = profile_bytes(c->profile);
-	uint64_t start;
+	uint64_t start = now_ns();
+	uint32_t i;
 
-	symbolizer_name_late_jit(c->symbolizer, c->profile);
-	python_after_drain(c->python);
-	c->exited += symbolizer_forget_before(c->symbolizer, now);
-	if (c->exited < FOLD_EXITED || before < c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
-		return;
-	start = now_ns();
 	if (c->folding)
 		c->folding(c->folding_ctx, false);
+	for (i = 0; trim && i < c->profile->nr_samples; i++)
+		c->profile->samples[i].count = 0;
 	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
 	if (c->folding)
 		c->folding(c->folding_ctx, true);
@@ -243,10 +245,24 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	profile_renumbering_release(&r);
 	reset_cache(c);
 	c->fold_bytes = profile_bytes(c->profile);
-	debug("folded what %u exited processes left: profile %zu KiB to %zu KiB (indexes %zu KiB), "
-	      "%u stacks, in %.1f ms", c->exited, before >> 10, c->fold_bytes >> 10,
-	      profile_index_bytes(c->profile) >> 10, c->profile->nr_stacks, (now_ns() - start) / 1e6);
+	debug("%s: profile %zu KiB to %zu KiB (indexes %zu KiB), %u stacks, in %.1f ms",
+	      trim ? "trimmed what no window needs" : "folded what exited processes left",
+	      before >> 10, c->fold_bytes >> 10, profile_index_bytes(c->profile) >> 10,
+	      c->profile->nr_stacks, (now_ns() - start) / 1e6);
 	c->exited = 0;
+}
+
+void collector_after_drain(struct collector *c, uint64_t now)
+{
+	size_t bytes = profile_bytes(c->profile);
+
+	symbolizer_name_late_jit(c->symbolizer, c->profile);
+	python_after_drain(c->python);
+	c->exited += symbolizer_forget_before(c->symbolizer, now);
+	if (c->trim_only && bytes >= c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
+		fold(c, true);
+	else if (c->exited >= FOLD_EXITED && bytes >= c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
+		fold(c, false);
 }
 
 void collector_add_lost(struct collector *c, const char *label, uint64_t count)

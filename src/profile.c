@@ -461,6 +461,9 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 		uint32_t depth;
 		const uint32_t *old = profile_stack_frames(p, s.stack, &depth);
 
+		if (!s.count)
+			continue;	/* nothing to keep (a trim let its count go) */
+
 		ALLOC_GROW(frames, depth, frames_alloc);
 		for (j = 0; j < depth; j++)
 			frames[j] = fold_location(&f, old[j]);

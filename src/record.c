@@ -921,6 +921,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	start = now_ns();
 	ss.coll.folding = folding;
 	ss.coll.folding_ctx = &ss;
+	/* An agent writing no whole-run profile keeps only what its windows need. */
+	ss.coll.trim_only = (o->listen || o->push || o->rotate) && (!o->noutputs || o->rotate);
 	if (o->rotate) {
 		rotation_start(&rotation, o, prof, start, prof->start_wall_ns);
 		ss.rotation = &rotation;

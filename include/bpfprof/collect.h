@@ -36,6 +36,12 @@ struct collector {
 	uint32_t exited;	/* processes forgotten since the last fold */
 	size_t fold_bytes;	/* the profile's size that, with enough exited, folds it */
 	uint64_t sched_text_start, sched_text_end;	/* the scheduler's code; 0: not read yet */
+	/*
+	 * No whole-run profile is written (an agent: --listen, --push, --rotate
+	 * without -o): the profile is only what windows copy from, so as it grows
+	 * its counts are let go and what no sample uses any more with them.
+	 */
+	bool trim_only;
 	/* Told before a fold of the profile (done false) and after it (windows of it). */
 	void (*folding)(void *ctx, bool done);
 	void *folding_ctx;

@@ -204,8 +204,9 @@ struct profile_renumbering {
  * outlives it: its mappings of a file with a build ID into one mapping of
  * that file (pid 0, at the first such mapping's addresses), its locations
  * into that mapping's, and, unless keep_pids, its samples' pid and tid into
- * PROF_PID_EXITED. Everything no sample uses is let go. The profile is built
- * again, so every mapping, location and stack id changes: *r says how.
+ * PROF_PID_EXITED. Samples with no count, and everything no sample uses,
+ * are let go. The profile is built again, so every mapping, location and
+ * stack id changes: *r says how.
  */
 void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void *ctx,
 		  bool keep_pids, struct profile_renumbering *r);
