@@ -100,6 +100,18 @@ within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= h
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
 
+# near_ratio A B WANT: the sample counts' ratio A/B is WANT within four standard deviations.
+# Samples are draws: a ratio of counts a and b spreads by sqrt(1/a + 1/b) of itself (2 % at
+# 13,000 samples split 2:1), so a fixed 5 % fails one run in twenty there.
+near_ratio() {
+	awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN {
+		if (a <= 0 || b <= 0) exit 1
+		d = 4 * sqrt(1 / a + 1 / b); r = a / b / w
+		exit !(r >= 1 - d && r <= 1 + d) }'
+}
+# ratio_spread A B: that allowance, in per cent, for messages.
+ratio_spread() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a > 0 && b > 0) ? 400 * sqrt(1 / a + 1 / b) : 0 }'; }
+
 CGROUP_ROOT=/sys/fs/cgroup/unified
 [ -d "$CGROUP_ROOT" ] || CGROUP_ROOT=/sys/fs/cgroup
 

@@ -29,7 +29,7 @@ run_py() {
 }
 
 # 1. alpha and beta call the same work() 2n and n times: the samples under
-# each split as the workload's own clock split its time, within 5 %.
+# each split as the workload's own clock split its time (within four standard deviations, 6 %).
 i=0
 for py in "${PYTHONS[@]}"; do
 	name=split$i
@@ -47,8 +47,8 @@ for py in "${PYTHONS[@]}"; do
 	py_frames=$(sum_matching "$T/$name.folded" '\(py_split\.py:[0-9]+\)')
 	want=$(ratio "$a_ns" "$b_ns")
 	got=$(ratio "$alpha" "$beta")
-	if [ $rc = 0 ] && [ "$beta" -gt 500 ] && within "$(ratio "$got" "$want")" 0.95 1.05; then
-		ok "$py: alpha/beta = $got in $alpha + $beta samples, the workload measured $want"
+	if [ $rc = 0 ] && [ "$beta" -gt 500 ] && near_ratio "$alpha" "$beta" "$want"; then
+		ok "$py: alpha/beta = $got in $alpha + $beta samples, the workload measured $want (within $(ratio_spread "$alpha" "$beta") %)"
 	else
 		not_ok "$py: alpha/beta = $got ($alpha / $beta samples, rc $rc), the workload measured $want ($a_ns / $b_ns ns)"
 		top "$T/$name.folded"
