@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,53 +61,72 @@ static int write_diff(const char *path, const struct profile *before, const stru
 	return 0;
 }
 
-int diff_main(int argc, char **argv)
+/* What diff's arguments ask for. */
+struct diff_args {
+	const char *files[2];	/* BEFORE, AFTER */
+	const char **outs;	/* -o files; NULL: folded on stdout */
+	int nouts;
+	bool help;
+};
+
+/* Reads argv into a; 0, or EXIT_USAGE after saying why. */
+static int parse_args(struct diff_args *a, int argc, char **argv)
 {
-	const char *files[2] = { 0 }, **outs = xcalloc(argc + 1, sizeof(*outs));
-	struct profile before, after;
-	int i, nfiles = 0, nouts = 0, rc = 0, fmt;
+	int i, nfiles = 0, fmt;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(diff_usage, stdout);
-			free(outs);
+			a->help = true;
 			return 0;
 		}
 		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (++i == argc)
-				return free(outs), usage_fail("diff: %s needs a file name; see bpfprof diff --help",
-							      argv[i - 1]);
+				return usage_fail("diff: %s needs a file name; see bpfprof diff --help",
+						  argv[i - 1]);
 			fmt = format_of_path(argv[i]);
 			if (fmt != FORMAT_SVG && fmt != FORMAT_FOLDED)
-				return free(outs), usage_fail("diff -o %s: a diff is written as .svg or .folded; "
-							      "name the file so", argv[i]);
-			outs[nouts++] = argv[i];
+				return usage_fail("diff -o %s: a diff is written as .svg or .folded; "
+						  "name the file so", argv[i]);
+			a->outs[a->nouts++] = argv[i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return free(outs), usage_fail("diff: unknown option '%s'; see bpfprof diff --help",
-						      argv[i]);
+			return usage_fail("diff: unknown option '%s'; see bpfprof diff --help", argv[i]);
 		} else if (nfiles < 2) {
-			files[nfiles++] = argv[i];
+			a->files[nfiles++] = argv[i];
 		} else {
-			return free(outs), usage_fail("diff: one BEFORE and one AFTER, not '%s' as well",
-						      argv[i]);
+			return usage_fail("diff: one BEFORE and one AFTER, not '%s' as well", argv[i]);
 		}
 	}
 	if (nfiles < 2)
-		return free(outs), usage_fail("%s", "diff: give BEFORE and AFTER profiles (folded or pprof); "
-					      "see bpfprof diff --help");
-	if (!nouts)
-		outs[nouts++] = NULL;	/* folded, on stdout */
+		return usage_fail("%s", "diff: give BEFORE and AFTER profiles (folded or pprof); "
+				  "see bpfprof diff --help");
+	if (!a->nouts)
+		a->outs[a->nouts++] = NULL;	/* folded, on stdout */
+	return 0;
+}
+
+int diff_main(int argc, char **argv)
+{
+	struct diff_args a = { .outs = xcalloc(argc + 1, sizeof(*a.outs)) };
+	struct profile before, after;
+	int i, rc;
+
+	if ((rc = parse_args(&a, argc, argv)) || a.help) {
+		if (a.help)
+			fputs(diff_usage, stdout);
+		free(a.outs);
+		return rc;
+	}
 	profile_init(&before);
 	profile_init(&after);
-	if (load(&before, files[0]) || load(&after, files[1])) {
+	if (load(&before, a.files[0]) || load(&after, a.files[1])) {
 		rc = EXIT_RUNTIME;
 	} else {
-		for (i = 0; i < nouts; i++)
-			if (write_diff(outs[i], &before, &after))
+		for (i = 0; i < a.nouts; i++)
+			if (write_diff(a.outs[i], &before, &after))
 				rc = EXIT_RUNTIME;
 	}
 	profile_release(&before);
 	profile_release(&after);
-	free(outs);
+	free(a.outs);
 	return rc;
 }

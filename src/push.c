@@ -24,9 +24,8 @@ struct interval {
 
 struct pusher {
 	const struct options *o;
-	const struct profile *session;
-	struct window window;		/* the session thread's */
-	uint64_t due_ns;
+	struct window_series series;	/* the session thread's */
+	char *ingest;			/* URL/ingest?name=NAME, escaped */
 	pthread_t thread;
 	pthread_mutex_t lock;		/* for what follows */
 	pthread_cond_t cond;
@@ -37,28 +36,34 @@ struct pusher {
 	struct push_stats stats;
 };
 
-/* The next end of an interval: a multiple of it on the wall clock, in now_ns() time. */
-static uint64_t next_due(const struct pusher *p, uint64_t now, uint64_t wall)
+/* "URL/ingest?name=NAME", the name escaped; NULL if libcurl cannot. */
+static char *ingest_base(const struct options *o)
 {
-	uint64_t every = (uint64_t)(p->o->push_interval * 1e9);
+	CURL *curl = curl_easy_init();
+	char *name = curl ? curl_easy_escape(curl, o->app_name, 0) : NULL;
+	size_t n = strlen(o->push);
+	struct strbuf sb;
 
-	return now + ((wall / every + 1) * every - wall);
+	if (curl)
+		curl_easy_cleanup(curl);
+	if (!name)
+		return NULL;
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%.*s/ingest?name=%s", (int)(n && o->push[n - 1] == '/' ? n - 1 : n),
+		    o->push, name);
+	curl_free(name);
+	return strbuf_detach(&sb);
 }
 
 /* The ingest URL for an interval of whole seconds [from, until). */
-static char *ingest_url(const struct pusher *p, CURL *curl, uint64_t from, uint64_t until)
+static char *ingest_url(const struct pusher *p, uint64_t from, uint64_t until)
 {
-	char *name = curl_easy_escape(curl, p->o->app_name, 0);
-	const char *base = p->o->push;
-	size_t n = strlen(base);
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "%.*s/ingest?name=%s&from=%llu&until=%llu&format=pprof&sampleRate=%u"
-			 "&spyName=bpfprof", (int)(n && base[n - 1] == '/' ? n - 1 : n), base,
-		    name ? name : "", (unsigned long long)from, (unsigned long long)until,
+	strbuf_addf(&sb, "%s&from=%llu&until=%llu&format=pprof&sampleRate=%u&spyName=bpfprof",
+		    p->ingest, (unsigned long long)from, (unsigned long long)until,
 		    p->o->frequency);
-	curl_free(name);
 	return strbuf_detach(&sb);
 }
 
@@ -181,11 +186,15 @@ struct pusher *pusher_start(const struct options *o, const struct profile *sessi
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->o = o;
-	p->session = session;
+	if (!(p->ingest = ingest_base(o))) {
+		error("--push: libcurl cannot escape the app name");
+		free(p);
+		curl_global_cleanup();
+		return NULL;
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	window_open(&p->window, session, start_ns, start_wall_ns, 0, NULL);
-	p->due_ns = next_due(p, start_ns, start_wall_ns);
+	series_start(&p->series, session, o->push_interval, start_ns, start_wall_ns);
 	/* The sender blocks every signal: they stay the session's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -193,16 +202,18 @@ struct pusher *pusher_start(const struct options *o, const struct profile *sessi
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		error("--push: cannot start its thread: %s", strerror(err));
-		window_release(&p->window);
+		series_release(&p->series);
+		free(p->ingest);
 		free(p);
+		curl_global_cleanup();
 		return NULL;
 	}
 	return p;
 }
 
-uint64_t pusher_due(const struct pusher *p)
+struct window_series *pusher_series(struct pusher *p)
 {
-	return p->due_ns;
+	return &p->series;
 }
 
 /* The interval in the queue; the oldest dropped if it is full. */
@@ -236,39 +247,27 @@ void pusher_rotate(struct pusher *p, uint64_t flip_ns, uint64_t flip_wall_ns, bo
 {
 	struct write_options wo = { 0 };
 	struct interval *in = xcalloc(1, sizeof(*in));
-	uint64_t from = p->window.profile.start_wall_ns / 1000000000ULL;
+	const struct profile *interval = &p->series.window.profile;
+	uint64_t from = interval->start_wall_ns / 1000000000ULL;
 	uint64_t until = flip_wall_ns / 1000000000ULL;
-	CURL *curl = curl_easy_init();
 	FILE *f;
+	int err;
 
-	window_close(&p->window, flip_ns);
+	series_close(&p->series, flip_ns);
 	f = open_memstream(&in->body, &in->len);
-	if (!f || write_pprof(f, &p->window.profile, &wo) || fclose(f)) {
-		warning("--push: cannot write an interval's pprof: %s; dropped", strerror(errno));
+	err = f ? write_pprof(f, interval, &wo) : -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err) {
+		warning("--push: cannot write an interval's pprof: %s; dropped", strerror(-err));
 		free(in->body);
 		free(in);
-		in = NULL;
-	}
-	/* The interval ended on a whole second (or at the stop): until is where the next begins. */
-	if (in) {
-		in->url = ingest_url(p, curl, from, until > from ? until : from + 1);
+	} else {
+		/* The interval ended on a whole second (or at the stop): until is where the next begins. */
+		in->url = ingest_url(p, from, until > from ? until : from + 1);
 		enqueue(p, in);
 	}
-	if (curl)
-		curl_easy_cleanup(curl);
-	window_release(&p->window);
-	if (!last) {
-		window_open(&p->window, p->session, flip_ns, flip_wall_ns, 0, NULL);
-		p->due_ns = next_due(p, flip_ns, flip_wall_ns);
-	}
-}
-
-void pusher_folding(struct pusher *p, bool done)
-{
-	if (done)
-		window_rebase(&p->window);
-	else
-		window_flush(&p->window);
+	series_next(&p->series, flip_ns, flip_wall_ns, last);
 }
 
 void pusher_stop(struct pusher *p, struct push_stats *st)
@@ -289,8 +288,8 @@ void pusher_stop(struct pusher *p, struct push_stats *st)
 		free_interval(in);
 	}
 	*st = p->stats;
-	if (p->window.session)
-		window_release(&p->window);
+	series_release(&p->series);
+	free(p->ingest);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -565,12 +566,17 @@ static int drain(struct session *ss)
 	collector_after_drain(&ss->coll, flip);
 	note_first_samples(ss);
 	/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
-	if (verbose >= 2)
+	if (verbose >= 2) {
+		struct mallinfo2 mi = mallinfo2();
+
 		debug("drain: profile %zu KiB (indexes %zu KiB): %u samples, %u stacks, "
-		      "%u locations, %u mappings", profile_bytes(ss->coll.profile) >> 10,
+		      "%u locations, %u mappings; heap %zu KiB in use of %zu KiB, %zu KiB mmapped",
+		      profile_bytes(ss->coll.profile) >> 10,
 		      profile_index_bytes(ss->coll.profile) >> 10, ss->coll.profile->nr_samples,
 		      ss->coll.profile->nr_stacks, ss->coll.profile->nr_locations,
-		      ss->coll.profile->nr_mappings);
+		      ss->coll.profile->nr_mappings, (mi.uordblks + mi.hblkhd) >> 10,
+		      (mi.arena + mi.hblkhd) >> 10, mi.hblkhd >> 10);
+	}
 	if (ss->server)
 		publish_metrics(ss, &st);
 	sampler_stats_release(&st);
@@ -595,29 +601,37 @@ static void folding(void *ctx, bool done)
 	if (ss->server)
 		server_folding(ss->server, done);
 	if (ss->rotation)
-		rotation_folding(ss->rotation, done);
+		series_folding(&ss->rotation->series, done);
 	if (ss->pusher)
-		pusher_folding(ss->pusher, done);
+		series_folding(pusher_series(ss->pusher), done);
 }
 
-/* --push: an interval is over; a drain (its flip now), the interval queued, the next begun. */
-static int push(struct session *ss)
+/*
+ * --rotate, --push: when an interval is over, a drain (its flip now), then
+ * the interval's files written or its pprof queued, and the next begun.
+ * Returns when the next is due in *due.
+ */
+static int end_intervals(struct session *ss, uint64_t *due)
 {
+	struct window_series *rotating = ss->rotation ? &ss->rotation->series : NULL;
+	struct window_series *pushing = ss->pusher ? pusher_series(ss->pusher) : NULL;
 	uint64_t now = now_ns(), wall = wall_ns();
-	int err = drain(ss);
+	int err = 0;
 
-	pusher_rotate(ss->pusher, now, wall, false);
-	return err;
-}
-
-/* --rotate: an interval is over; a drain (its flip now), its files written, the next begun. */
-static int rotate(struct session *ss)
-{
-	uint64_t now = now_ns(), wall = wall_ns();
-	int err = drain(ss);
-
-	if (rotation_rotate(ss->rotation, now, wall, false))
+	if (rotating && now < rotating->due_ns)
+		rotating = NULL;
+	if (pushing && now < pushing->due_ns)
+		pushing = NULL;
+	if (rotating || pushing)
+		err = drain(ss);
+	if (rotating && rotation_rotate(ss->rotation, now, wall, false))
 		ss->write_failed = true;
+	if (pushing)
+		pusher_rotate(ss->pusher, now, wall, false);
+	if (ss->rotation && ss->rotation->series.due_ns < *due)
+		*due = ss->rotation->series.due_ns;
+	if (ss->pusher && pusher_series(ss->pusher)->due_ns < *due)
+		*due = pusher_series(ss->pusher)->due_ns;
 	return err;
 }
 
@@ -659,14 +673,8 @@ static int sample_loop(struct session *ss, uint64_t start)
 		/* A window's end, when a request for a profile is answered; an interval's. */
 		if (ss->server && (deadline = server_tick(ss->server)) && deadline < wake)
 			wake = deadline;
-		if (ss->rotation && now_ns() >= ss->rotation->due_ns && (err = rotate(ss)))
+		if ((err = end_intervals(ss, &wake)))
 			break;
-		if (ss->rotation && ss->rotation->due_ns < wake)
-			wake = ss->rotation->due_ns;
-		if (ss->pusher && now_ns() >= pusher_due(ss->pusher) && (err = push(ss)))
-			break;
-		if (ss->pusher && pusher_due(ss->pusher) < wake)
-			wake = pusher_due(ss->pusher);
 		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
@@ -984,7 +992,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	python_stats(ss.python, &st->py);
 out:
 	if (ss.rotation)
-		window_release(&ss.rotation->window);
+		series_release(&ss.rotation->series);
 	if (ss.pusher)
 		pusher_stop(ss.pusher, &st->push);
 	*write_failed = ss.write_failed;

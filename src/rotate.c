@@ -44,23 +44,12 @@ char *rotated_name(const char *path, uint64_t wall_ns)
 	return strbuf_detach(&sb);
 }
 
-/* The next end of an interval after wall_ns: a multiple of the interval, in now_ns() time. */
-static uint64_t next_due(const struct rotation *r, uint64_t now, uint64_t wall)
-{
-	uint64_t every = (uint64_t)(r->o->rotate * 1e9);
-	uint64_t end = (wall / every + 1) * every;
-
-	return now + (end - wall);
-}
-
 void rotation_start(struct rotation *r, const struct options *o, const struct profile *session,
 		    uint64_t start_ns, uint64_t start_wall_ns)
 {
 	memset(r, 0, sizeof(*r));
 	r->o = o;
-	r->session = session;
-	window_open(&r->window, session, start_ns, start_wall_ns, 0, NULL);
-	r->due_ns = next_due(r, start_ns, start_wall_ns);
+	series_start(&r->series, session, o->rotate, start_ns, start_wall_ns);
 }
 
 static int by_name(const void *a, const void *b)
@@ -89,34 +78,37 @@ static bool is_rotated(const char *name, const char *base, size_t at)
 static void keep_newest(const char *path, uint32_t keep)
 {
 	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, slash - path + 1) : xstrdup("./");
-	const char *base = slash ? slash + 1 : path;
+	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
+	const char *base = path + dir_len;
 	size_t at = stamp_at(base), n = 0, alloc = 0, i;
-	char **names = NULL, *victim;
+	char **names = NULL;
+	struct strbuf victim;
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	DIR *d;
 
-	while (d && (de = readdir(d))) {
-		if (!is_rotated(de->d_name, base, at))
-			continue;
-		ALLOC_GROW(names, n + 1, alloc);
-		names[n++] = xstrdup(de->d_name);
-	}
-	if (d)
+	strbuf_init(&victim);
+	strbuf_addf(&victim, "%.*s", (int)dir_len, dir_len ? path : "./");
+	if ((d = opendir(victim.buf))) {
+		while ((de = readdir(d))) {
+			if (!is_rotated(de->d_name, base, at))
+				continue;
+			ALLOC_GROW(names, n + 1, alloc);
+			names[n++] = xstrdup(de->d_name);
+		}
 		closedir(d);
+	}
 	qsort(names, n, sizeof(*names), by_name);
+	dir_len = victim.len;
 	for (i = 0; i + keep < n; i++) {
-		victim = xstrdup(dir);
-		victim = xrealloc(victim, strlen(dir) + strlen(names[i]) + 1);
-		strcat(victim, names[i]);
-		if (unlink(victim) && errno != ENOENT)
-			warning("--keep: cannot remove '%s': %s", victim, strerror(errno));
-		free(victim);
+		strbuf_setlen(&victim, dir_len);
+		strbuf_addstr(&victim, names[i]);
+		if (unlink(victim.buf) && errno != ENOENT)
+			warning("--keep: cannot remove '%s': %s", victim.buf, strerror(errno));
 	}
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	free(dir);
+	strbuf_release(&victim);
 }
 
 /* The interval's profile in each -o's format, under its rotated name. */
@@ -127,16 +119,16 @@ static int write_interval(struct rotation *r)
 	int rc = 0, err;
 	size_t i;
 	char *path;
+	struct profile *p = &r->series.window.profile;
 
-	r->window.profile.command_line = r->window.profile.command_line
-		? r->window.profile.command_line : xstrdup(r->o->command_line);
+	p->command_line = p->command_line ? p->command_line : xstrdup(r->o->command_line);
 	for (i = 0; i < r->o->noutputs; i++) {
 		const struct output_spec *spec = &r->o->outputs[i];
 
-		path = rotated_name(spec->path, r->window.profile.start_wall_ns);
+		path = rotated_name(spec->path, p->start_wall_ns);
 		/* output_open says why it cannot; the rest is said here. */
 		if (!(err = output_open(&out, path))) {
-			err = format_writer(spec->format)(out.f, &r->window.profile, &wo);
+			err = format_writer(spec->format)(out.f, p, &wo);
 			if (!err)
 				err = output_commit(&out);
 			if (err) {
@@ -162,20 +154,8 @@ int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns,
 {
 	int rc;
 
-	window_close(&r->window, flip_ns);
+	series_close(&r->series, flip_ns);
 	rc = write_interval(r);
-	window_release(&r->window);
-	if (!last) {
-		window_open(&r->window, r->session, flip_ns, flip_wall_ns, 0, NULL);
-		r->due_ns = next_due(r, flip_ns, flip_wall_ns);
-	}
+	series_next(&r->series, flip_ns, flip_wall_ns, last);
 	return rc;
-}
-
-void rotation_folding(struct rotation *r, bool done)
-{
-	if (done)
-		window_rebase(&r->window);
-	else
-		window_flush(&r->window);
 }

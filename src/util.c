@@ -82,8 +82,13 @@ void strbuf_release(struct strbuf *sb)
 
 void strbuf_reset(struct strbuf *sb)
 {
-	sb->len = 0;
-	sb->buf[0] = '\0';
+	strbuf_setlen(sb, 0);
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	sb->len = len;
+	sb->buf[len] = '\0';
 }
 
 static void strbuf_grow(struct strbuf *sb, size_t extra)

@@ -90,3 +90,49 @@ void window_release(struct window *w)
 	free(w->cgroup);
 	memset(w, 0, sizeof(*w));
 }
+
+/* The next end after wall (wall-clock ns): a multiple of the length, in now_ns() time. */
+static void set_due(struct window_series *s, uint64_t now, uint64_t wall)
+{
+	s->due_ns = now + ((wall / s->every_ns + 1) * s->every_ns - wall);
+}
+
+void series_start(struct window_series *s, const struct profile *session, double every_s,
+		  uint64_t start_ns, uint64_t start_wall_ns)
+{
+	window_open(&s->window, session, start_ns, start_wall_ns, 0, NULL);
+	s->every_ns = every_s * 1e9;
+	set_due(s, start_ns, start_wall_ns);
+}
+
+void series_close(struct window_series *s, uint64_t flip_ns)
+{
+	window_close(&s->window, flip_ns);
+}
+
+void series_next(struct window_series *s, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	const struct profile *session = s->window.session;
+
+	window_release(&s->window);
+	if (last)
+		return;
+	window_open(&s->window, session, flip_ns, flip_wall_ns, 0, NULL);
+	set_due(s, flip_ns, flip_wall_ns);
+}
+
+void series_folding(struct window_series *s, bool done)
+{
+	if (!s->window.session)
+		return;
+	if (done)
+		window_rebase(&s->window);
+	else
+		window_flush(&s->window);
+}
+
+void series_release(struct window_series *s)
+{
+	if (s->window.session)
+		window_release(&s->window);
+}

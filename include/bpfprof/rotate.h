@@ -2,11 +2,9 @@
 /*
  * --rotate SECONDS with -o: one complete file per interval for each -o,
  * named by the interval's start in UTC (out.pb.gz -> out.20261124T101500Z.pb.gz),
- * and with --keep N only the N newest of each. Intervals end at multiples
- * of SECONDS of the wall clock (the first begins when sampling does, the
- * last ends when it stops); each is a window of the session's profile,
- * closed and the next one opened at the same drain, so they join with no
- * gap and no overlap.
+ * and with --keep N only the N newest of each. The intervals are a window
+ * series (window.h): they end at multiples of SECONDS of the wall clock
+ * and join with no gap and no overlap.
  */
 #ifndef BPFPROF_ROTATE_H
 #define BPFPROF_ROTATE_H
@@ -19,9 +17,7 @@
 
 struct rotation {
 	const struct options *o;
-	const struct profile *session;
-	struct window window;
-	uint64_t due_ns;		/* now_ns() when the interval ends */
+	struct window_series series;
 	uint32_t written, failed;	/* files */
 };
 
@@ -35,8 +31,6 @@ void rotation_start(struct rotation *r, const struct options *o, const struct pr
  * not be written (said).
  */
 int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
-/* The session's profile is about to be folded (done false), or was (true). */
-void rotation_folding(struct rotation *r, bool done);
 /* The rotated name of path for an interval that began at wall_ns, malloc'd. */
 char *rotated_name(const char *path, uint64_t wall_ns);
 

@@ -11,6 +11,7 @@
 #ifndef BPFPROF_WINDOW_H
 #define BPFPROF_WINDOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bpfprof/profile.h"
@@ -40,5 +41,29 @@ void window_rebase(struct window *w);
 /* Flushes and ends w at end_ns (the flip of the drain just done): its profile says how long it lasted. */
 void window_close(struct window *w, uint64_t end_ns);
 void window_release(struct window *w);
+
+/*
+ * Windows that follow one another (--rotate's files, --push's intervals):
+ * each ends at a multiple of its length on the wall clock (the first
+ * begins when sampling does, the last ends at the stop), and the next
+ * opens at the drain that closes it, so they join with no gap and no
+ * overlap.
+ */
+struct window_series {
+	struct window window;		/* the current one */
+	uint64_t every_ns;
+	uint64_t due_ns;		/* now_ns() when it ends */
+};
+/* The first window, from start_ns (start_wall_ns: the wall clock then). */
+void series_start(struct window_series *s, const struct profile *session, double every_s,
+		  uint64_t start_ns, uint64_t start_wall_ns);
+/* Closes the current window at flip_ns (a drain's flip, just done): s->window.profile is its profile. */
+void series_close(struct window_series *s, uint64_t flip_ns);
+/* The closed window let go; unless last, the next one opened at flip_ns. */
+void series_next(struct window_series *s, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
+/* The session's profile is about to be folded (done false), or was (true). */
+void series_folding(struct window_series *s, bool done);
+/* The current window let go, if one is open. */
+void series_release(struct window_series *s);
 
 #endif

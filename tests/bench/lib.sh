@@ -5,6 +5,29 @@
 # file $DATA as "KEY VALUE" lines, one per run.
 
 note() { echo "bench: $*" >&2; }
+
+# bench_start NAME: a scratch directory $T (KEEP=1 keeps it), the numbers in
+# $DATA; at exit, everything in PIDS stopped and bpf_stats as it was.
+bench_start() {
+	T=$(mktemp -d "/tmp/bpfprof-$1.XXXXXX")
+	DATA=$T/data
+	PIDS=()
+	STATS_BEFORE=
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+}
+bench_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
+	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
+}
+# bpf_stats_on: the kernel counts BPF programs' run time only while this is on.
+bpf_stats_on() {
+	STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
+	sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+}
 die() { note "$*"; exit 1; }
 wait_for_pids() { local p; for p in "$@"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done; }
 

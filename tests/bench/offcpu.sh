@@ -32,22 +32,8 @@ RESULTS=${1:-tests/bench/offcpu.md}
 ROUNDS=${ROUNDS:-3}
 LOOPS=${LOOPS:-200000}
 
-T=$(mktemp -d /tmp/bpfprof-offcpu.XXXXXX)
-DATA=$T/data
-PIDS=()
-STATS_BEFORE=
-
 . "$(dirname "$0")/lib.sh"
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
-	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_start offcpu
 
 [ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
 [ -x "$BPFPROF" ] && [ -x "$WAITS" ] || die "build first: make O=$O test-build"
@@ -60,8 +46,7 @@ if [ -z "${PEER:-}" ]; then
 		{ note "skipped: $PEER does not run on this kernel ($(grep -m1 -i 'error\|fail\|cannot' "$T/probe")); give PEER=path of bcc's libbpf-tools offcputime (built with -f)"; exit 0; }
 fi
 [ -x "$PEER" ] || die "PEER=$PEER: not an executable"
-STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
-sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+bpf_stats_on
 
 pipe_us() { perf bench sched pipe -l "$LOOPS" 2>&1 | awk '/usecs\/op/ { print $1 }'; }
 # attached ERR: until bpfprof (run with -v, stderr to ERR) samples.

@@ -25,28 +25,13 @@ ROUNDS=${ROUNDS:-3}
 RUN_S=${RUN_S:-10}
 F=999
 
-T=$(mktemp -d /tmp/bpfprof-python.XXXXXX)
-DATA=$T/data
-PIDS=()
-STATS_BEFORE=
-
 . "$(dirname "$0")/lib.sh"
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
-	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_start python
 
 [ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
 [ -x "$BPFPROF" ] || die "build first: make O=$O"
 [ -x /usr/bin/time ] || die "needs time (make deps)"
-STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
-sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+bpf_stats_on
 
 
 PYTHONS=(/usr/bin/python3.11)

@@ -44,23 +44,8 @@ VISIT_US=150
 export BPFTRACE_MAP_KEYS_MAX=262144
 BT_PROG='profile:hz:%s { @[kstack, ustack] = count(); } interval:s:%s { exit(); }'
 
-T=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
-DATA=$T/data
-PIDS=()
-STATS_BEFORE=
-
 . "$(dirname "$0")/lib.sh"
-
-# Everything started here is stopped by its pid; bpf_stats goes back to what it was.
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
-	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_start bench
 
 # The machine -----------------------------------------------------------------
 
@@ -81,9 +66,7 @@ check_machine() {
 	[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
 	[ -x "$BPFPROF" ] && [ -x "$STACKS" ] || die "build first: make $BPFPROF $STACKS"
 	install_missing || die "cannot install linux-perf, bpftrace and time"
-	# The kernel counts BPF program run time only while this is on.
-	STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
-	sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+	bpf_stats_on
 	mkfifo "$T/never" && exec {NEVER}<>"$T/never"
 }
 

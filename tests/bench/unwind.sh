@@ -29,22 +29,8 @@ RUN_S=${RUN_S:-20}
 F=999
 STACK_SIZE=16384	# bpfprof's default --stack-size
 
-T=$(mktemp -d /tmp/bpfprof-unwind.XXXXXX)
-DATA=$T/data
-PIDS=()
-STATS_BEFORE=
-
 . "$(dirname "$0")/lib.sh"
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
-	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_start unwind
 
 [ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
 for w in split-nofp qsort-nofp split qsort; do
@@ -52,8 +38,7 @@ for w in split-nofp qsort-nofp split qsort; do
 done
 [ -x "$BPFPROF" ] || die "build first: make O=$O"
 command -v perf > /dev/null && [ -x /usr/bin/time ] || die "needs perf and time (make deps)"
-STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
-sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+bpf_stats_on
 
 # Bytes one sample takes in bpfprof's ring buffer with --unwind dwarf: its
 # record (struct dwarf_record up to the stack copy, then the copy) and the

@@ -25,17 +25,8 @@ RUN_S=${RUN_S:-8}
 F=999
 MODES="auto dwarf fp"
 
-T=$(mktemp -d /tmp/bpfprof-walk.XXXXXX)
-PIDS=()
 . "$(dirname "$0")/lib.sh"
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "${KEEP:-}" ] && note "kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_start walk
 
 [ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
 for w in split-nofp qsort-nofp cxx-nofp burst-nofp; do
