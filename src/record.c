@@ -551,7 +551,7 @@ static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 /* Reads the maps: every sample taken so far in the profile. 0 or -errno. */
 static int drain(struct session *ss)
 {
-	uint64_t flip = now_ns();
+	uint64_t flip = now_ns(), trim_ns;
 	struct sampler_stats st;
 	int err;
 
@@ -565,17 +565,26 @@ static int drain(struct session *ss)
 	 */
 	collector_after_drain(&ss->coll, flip);
 	note_first_samples(ss);
+	/*
+	 * What was let go (a profile folded, symbols and debug sections of files
+	 * no process maps, processes gone) leaves free pages among the heap's
+	 * live ones, which free() keeps: given back, or an agent's RSS climbs.
+	 */
+	trim_ns = now_ns();
+	malloc_trim(0);
+	trim_ns = now_ns() - trim_ns;
 	/* -vv: what the profile holds, for telling its growth from a leak (make soak). */
 	if (verbose >= 2) {
 		struct mallinfo2 mi = mallinfo2();
 
 		debug("drain: profile %zu KiB (indexes %zu KiB): %u samples, %u stacks, "
-		      "%u locations, %u mappings; heap %zu KiB in use of %zu KiB, %zu KiB mmapped",
+		      "%u locations, %u mappings; heap %zu KiB in use of %zu KiB, %zu KiB mmapped; "
+		      "trimmed in %.2f ms",
 		      profile_bytes(ss->coll.profile) >> 10,
 		      profile_index_bytes(ss->coll.profile) >> 10, ss->coll.profile->nr_samples,
 		      ss->coll.profile->nr_stacks, ss->coll.profile->nr_locations,
 		      ss->coll.profile->nr_mappings, (mi.uordblks + mi.hblkhd) >> 10,
-		      (mi.arena + mi.hblkhd) >> 10, mi.hblkhd >> 10);
+		      (mi.arena + mi.hblkhd) >> 10, mi.hblkhd >> 10, trim_ns / 1e6);
 	}
 	if (ss->server)
 		publish_metrics(ss, &st);
