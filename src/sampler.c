@@ -36,8 +36,9 @@ struct stack_slot {
 struct set_stacks {
 	struct stack_slot *slots;	/* indexed by stack id */
 	/*
-	 * --unwind auto: walked user stacks read, by hash, their frames in
-	 * walked_ips. Apart from the stack map's epochs: they take no room there.
+	 * --unwind auto: the walked user stacks of the set's last drain, by
+	 * hash, their frames in walked_ips. Apart from the stack map's epochs:
+	 * they take no room there.
 	 */
 	struct walked_slot {
 		uint64_t hash;
@@ -47,7 +48,7 @@ struct set_stacks {
 	struct itab walked_index;
 	uint64_t *walked_ips;
 	size_t nr_walked_ips, walked_ips_alloc;
-	/* Python stacks read, by hash, their frames in py_frames; kept as walked stacks are. */
+	/* The Python stacks of the set's last drain, by hash, their frames in py_frames. */
 	struct py_slot {
 		uint64_t hash;
 		uint32_t first, n, end;
@@ -472,9 +473,6 @@ static bool walked_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct set_stacks *)owner)->walked[idx].hash == *(const uint64_t *)key;
 }
 
-/* Walked stacks kept from drain to drain, at most (some 10 MiB of frames). */
-#define WALKED_MAX 65536
-
 static void forget_walked(struct set_stacks *st)
 {
 	st->nr_walked = 0;
@@ -581,16 +579,20 @@ static int take_stacks(struct sampler *s, unsigned set, int fd, size_t value_siz
 	return 0;
 }
 
-/* The set's walked user stacks and Python stacks, all a drain's: those known before can go at any drain. */
+/*
+ * The set's walked user stacks and Python stacks, all its samples name: the
+ * program put each in the map as the set was active, and had finished
+ * (wait_for_programs) when the map is read. Those of the last drain are let
+ * go: kept, they would grow with every new process's stacks (an agent's RSS
+ * by 20 MB in 30 minutes of churn, until 65,536 stacks were held).
+ */
 static int read_walked(struct sampler *s, unsigned set)
 {
 	struct set_stacks *st = &s->stacks[set];
 	int err;
 
-	if (st->nr_walked > WALKED_MAX)
-		forget_walked(st);
-	if (st->nr_py > WALKED_MAX)
-		forget_python(st);
+	forget_walked(st);
+	forget_python(st);
 	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
 	if (!err && s->python)
