@@ -45,7 +45,8 @@ struct dwarf_index;
  */
 int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
-/* Once a drain: lets libdw and the debug sections go once no lookup came for a while. */
+/* Once a drain: lets libdw and the debug sections go once no unit needed them for this many. */
+#define DWARF_IDLE_TRIMS 10
 void dwarf_index_trim(struct dwarf_index *d);
 
 /*

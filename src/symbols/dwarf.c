@@ -78,9 +78,8 @@ struct dwarf_index {
 	size_t dw_rows;		/* line table rows libdw read since it began */
 	bool units_read;
 	bool failed;		/* the sections could not be read, or are not the units' any more */
-	bool used;		/* looked up since the last dwarf_index_trim() */
+	bool used;		/* the sections needed since the last dwarf_index_trim() */
 	uint32_t idle;		/* trims in a row without */
-	uint32_t patience;	/* idle trims before letting the sections go; doubles each time */
 	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
 	size_t nr_units;
 	struct dw_range *ranges;	/* unit ranges */
@@ -417,6 +416,7 @@ static bool begin_dwarf(struct dwarf_index *d)
 {
 	if (d->failed)
 		return false;
+	d->used = true;
 	if (d->dw)
 		return true;
 	if ((!d->elf && load_image(d)) ||
@@ -496,12 +496,12 @@ void dwarf_index_free(struct dwarf_index *d)
 
 /*
  * libc's debug sections are some 9 MB inflated, and lookups need none of
- * it once their unit is indexed. The sections, and libdw, go when the
- * file was not looked up for a while (the next unit reads them again,
- * some 30 ms for libc's): a file in use keeps them, for the unit its next
- * lookup may need, as the last drain's may. The while doubles each time,
- * so a file needed now and then is read again only a few times over a
- * long run. An index that failed starts anew then.
+ * it once their unit is indexed. The sections, and libdw, go once no unit
+ * needed them for DWARF_IDLE_TRIMS drains (dwarf.h) (the next unit reads them again,
+ * some 30 ms for libc's): at most one read each so many drains, and a
+ * long-running agent, whose lookups keep to units indexed long ago, holds
+ * them only for the while after a new one. An index that failed starts
+ * anew then.
  */
 void dwarf_index_trim(struct dwarf_index *d)
 {
@@ -509,13 +509,10 @@ void dwarf_index_trim(struct dwarf_index *d)
 		return;
 	d->idle = d->used ? 0 : d->idle + 1;
 	d->used = false;
-	if (!d->patience)
-		d->patience = 1;
-	if ((d->elf || d->failed) && d->idle >= d->patience) {
+	if ((d->elf || d->failed) && d->idle >= DWARF_IDLE_TRIMS) {
 		if (d->failed)
 			forget_units(d);
 		drop_image(d);
-		d->patience *= 2;
 	}
 }
 
@@ -919,7 +916,6 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 
 	if (max <= 0)
 		return 0;
-	d->used = true;
 	if (!d->units_read)
 		read_units(d);
 	u = find_unit(d, vaddr);

@@ -485,18 +485,19 @@ static void check_fixture_dwarf(const char *name, const char *dwarf_file)
 		      !strcmp(two[1].name, "dbg_outer"),
 		      "dwarf: %s: a chain cut to 2 frames keeps the outermost", name);
 		/*
-		 * Trimmed: a drain with a lookup keeps the debug sections, an
-		 * idle one lets them go (then two idle ones, then four). The
-		 * units looked up are the index's own: the file is not read again.
+		 * Trimmed: the debug sections go after DWARF_IDLE_TRIMS drains
+		 * in which no unit needed them, lookups of indexed units apart.
+		 * The units looked up are the index's own: the file is not read again.
 		 */
-		dwarf_index_trim(d);
-		dwarf_index_trim(d);
+		for (k = 0; k < DWARF_IDLE_TRIMS; k++) {
+			dwarf_index_frames(d, chain_addr, two, 2);
+			dwarf_index_trim(d);
+		}
 		k = ftruncate(fd, 0) ? -1 : dwarf_index_frames(d, chain_addr, two, 2);
 		CHECK(k == 2 && !strcmp(two[0].name, "dbg_middle") && !strcmp(two[1].name, "dbg_outer"),
 		      "dwarf: %s: the same frames once the sections were let go, the file gone", name);
-		dwarf_index_trim(d);
-		dwarf_index_trim(d);
-		dwarf_index_trim(d);
+		for (k = 0; k < 3 * DWARF_IDLE_TRIMS; k++)
+			dwarf_index_trim(d);
 		k = dwarf_index_frames(d, chain_addr, two, 2);
 		CHECK(k == 2 && !strcmp(two[1].name, "dbg_outer"),
 		      "dwarf: %s: and again after a longer idle spell", name);
