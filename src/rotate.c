@@ -87,7 +87,10 @@ static void keep_newest(const char *path, uint32_t keep)
 	DIR *d;
 
 	strbuf_init(&victim);
-	strbuf_addf(&victim, "%.*s", (int)dir_len, dir_len ? path : "./");
+	if (dir_len)
+		strbuf_add(&victim, path, dir_len);
+	else
+		strbuf_addstr(&victim, "./");
 	if ((d = opendir(victim.buf))) {
 		while ((de = readdir(d))) {
 			if (!is_rotated(de->d_name, base, at))

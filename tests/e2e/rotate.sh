@@ -73,6 +73,12 @@ $BPFPROF -d 1.5 --rotate 1 --keep 2 -o "$T/k/k.folded" 2> /dev/null
 check "--keep removes only its own files' rotations" \
 	eval '[ -e "$T/k/k.20200101T000000Z.folded.bak" ] && [ -e "$T/k/other.20200101T000000Z.folded" ] && [ "$(stamps k k folded | wc -l)" = 2 ]'
 
+# A bare file name: its rotations are in the working directory.
+mkdir "$T/b"
+(cd "$T/b" && "$OLDPWD/$BPFPROF" -d 2.5 --rotate 1 --keep 1 -o b.folded 2> /dev/null)
+check "--keep 1 with a bare -o name: one file left in the working directory ($(stamps b b folded | tr '\n' ' '))" \
+	[ "$(stamps b b folded | wc -l)" = 1 ]
+
 # A signal in the middle of an interval: what it had is written, whole.
 mkdir "$T/s"
 $BPFPROF -v --rotate 3600 -o "$T/s/s.folded" 2> "$T/s.err" &
