@@ -50,6 +50,13 @@ void itab_insert(struct itab *t, uint64_t hash, uint32_t idx)
 	t->count++;
 }
 
+void itab_clear(struct itab *t)
+{
+	if (t->slots)
+		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
+	t->count = 0;
+}
+
 void itab_release(struct itab *t)
 {
 	free(t->slots);

@@ -473,15 +473,6 @@ static bool walked_eq(const void *owner, const void *key, uint32_t idx)
 	return ((const struct set_stacks *)owner)->walked[idx].hash == *(const uint64_t *)key;
 }
 
-static void forget_walked(struct set_stacks *st)
-{
-	st->nr_walked = 0;
-	itab_release(&st->walked_index);
-	free(st->walked_ips);
-	st->walked_ips = NULL;
-	st->nr_walked_ips = st->walked_ips_alloc = 0;
-}
-
 /* A walked user stack read by read_walked(), by its hash; NULL if none. */
 static const struct stack_slot *load_walked(struct set_stacks *st, uint64_t hash)
 {
@@ -511,17 +502,6 @@ static void keep_walked(struct set_stacks *st, uint64_t hash, const void *value)
 static bool py_eq(const void *owner, const void *key, uint32_t idx)
 {
 	return ((const struct set_stacks *)owner)->py[idx].hash == *(const uint64_t *)key;
-}
-
-static void forget_python(struct set_stacks *st)
-{
-	free(st->py);
-	st->py = NULL;
-	st->nr_py = st->py_alloc = 0;
-	itab_release(&st->py_index);
-	free(st->py_frames);
-	st->py_frames = NULL;
-	st->nr_py_frames = st->py_frames_alloc = 0;
 }
 
 /* A Python stack read by read_set(), by its hash; NULL if none. */
@@ -579,6 +559,27 @@ static int take_stacks(struct sampler *s, unsigned set, int fd, size_t value_siz
 	return 0;
 }
 
+/* The walked and Python stacks of the set's last drain let go, their room kept for the next. */
+static void empty_hashed(struct set_stacks *st)
+{
+	st->nr_walked = 0;
+	st->nr_walked_ips = 0;
+	itab_clear(&st->walked_index);
+	st->nr_py = 0;
+	st->nr_py_frames = 0;
+	itab_clear(&st->py_index);
+}
+
+static void free_hashed(struct set_stacks *st)
+{
+	free(st->walked);
+	free(st->walked_ips);
+	itab_release(&st->walked_index);
+	free(st->py);
+	free(st->py_frames);
+	itab_release(&st->py_index);
+}
+
 /*
  * The set's walked user stacks and Python stacks, all its samples name: the
  * program put each in the map as the set was active, and had finished
@@ -591,8 +592,7 @@ static int read_walked(struct sampler *s, unsigned set)
 	struct set_stacks *st = &s->stacks[set];
 	int err;
 
-	forget_walked(st);
-	forget_python(st);
+	empty_hashed(st);
 	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
 	if (!err && s->python)
@@ -1073,9 +1073,7 @@ void sampler_free(struct sampler *s)
 	free(s->stacks[1].slots);
 	for (i = 0; i < 2; i++) {
 		free(s->stacks[i].ips);
-		forget_walked(&s->stacks[i]);
-		free(s->stacks[i].walked);
-		forget_python(&s->stacks[i]);
+		free_hashed(&s->stacks[i]);
 	}
 	free(s->keys);
 	free(s->values);

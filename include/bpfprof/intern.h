@@ -34,6 +34,8 @@ uint32_t itab_find(const struct itab *t, uint64_t hash, itab_eq_fn *eq, const vo
 		   const void *key);
 /* Record element idx under hash; the caller has checked it is absent. */
 void itab_insert(struct itab *t, uint64_t hash, uint32_t idx);
+/* Empty again, keeping its room. */
+void itab_clear(struct itab *t);
 void itab_release(struct itab *t);
 
 /* Strings interned once; id 0 is always "". Ids are dense: 0..nr-1. */
