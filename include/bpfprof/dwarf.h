@@ -17,6 +17,7 @@
 #ifndef BPFPROF_DWARF_H
 #define BPFPROF_DWARF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -47,6 +48,8 @@ int dwarf_index_open(struct dwarf_index **out, int fd);
 void dwarf_index_free(struct dwarf_index *d);
 /* Once a drain: lets libdw and the debug sections go once no unit needed them for this many. */
 #define DWARF_IDLE_TRIMS 10
+/* Units a drain reads by themselves, from their own bytes of the sections, before all of them. */
+#define DWARF_ALONE_PER_DRAIN 3
 void dwarf_index_trim(struct dwarf_index *d);
 
 /*
@@ -56,5 +59,8 @@ void dwarf_index_trim(struct dwarf_index *d);
  * line table knows the address (assembly, say).
  */
 int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame *out, int max);
+
+/* How many times the sections were read: whole, and for one unit alone. */
+void dwarf_index_reads(const struct dwarf_index *d, size_t *whole, size_t *alone);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -61,6 +62,9 @@ struct dw_line {
 struct dw_unit {
 	Dwarf_Off offset;	/* its DIE's, in .debug_info */
 	bool indexed;
+	bool alone;		/* it refers to no other unit: it can be read by itself */
+	/* Its bytes, header on, in .debug_info, its abbreviations and line program (0, 0: none). */
+	uint32_t info_lo, info_hi, abbrev_lo, abbrev_hi, line_lo, line_hi;
 	struct dw_node *nodes;
 	uint32_t nr_nodes;
 	struct dw_range *ranges;
@@ -69,10 +73,31 @@ struct dw_unit {
 	size_t nr_lines;
 };
 
+/*
+ * The sections libdw needs for units, their ranges, names, inlined calls
+ * and lines. Not locations (.debug_loclists is libc's second biggest),
+ * call frames, macros nor type units: they are never read.
+ */
+enum { SCN_INFO, SCN_ABBREV, SCN_STR, SCN_STR_OFFSETS, SCN_LINE, SCN_LINE_STR, SCN_ADDR,
+       SCN_RANGES, SCN_RNGLISTS, SCN_ARANGES, NR_SCNS };
+static const char *const wanted_sections[NR_SCNS] = {
+	[SCN_INFO] = "info", [SCN_ABBREV] = "abbrev", [SCN_STR] = "str",
+	[SCN_STR_OFFSETS] = "str_offsets", [SCN_LINE] = "line", [SCN_LINE_STR] = "line_str",
+	[SCN_ADDR] = "addr", [SCN_RANGES] = "ranges", [SCN_RNGLISTS] = "rnglists",
+	[SCN_ARANGES] = "aranges",
+};
+
 struct dwarf_index {
 	int fd;			/* ours: the sections are read from it again after a trim */
 	struct stat st;		/* the file as its units were read */
 	unsigned char *image;	/* an ELF image of the debug sections libdw needs, inflated */
+	size_t image_size;	/* mapped: pages never written are never resident */
+	struct {
+		uint64_t at, size;	/* in a whole image; size 0: not there */
+	} scn[NR_SCNS];
+	bool msb;		/* the file's byte order */
+	size_t reads_whole, reads_alone;	/* images read: all units', one unit's */
+	uint32_t alone_now;	/* one unit's, since the last dwarf_index_trim() */
 	Elf *elf;		/* over image; NULL when let go */
 	Dwarf *dw;		/* over elf; NULL until units are read or indexed */
 	size_t dw_rows;		/* line table rows libdw read since it began */
@@ -87,16 +112,6 @@ struct dwarf_index {
 	struct dw_range *aranges;	/* .debug_aranges', for addresses no unit claims */
 	size_t nr_aranges;
 	struct strtab strings;	/* names and file names */
-};
-
-/*
- * The sections libdw needs for units, their ranges, names, inlined calls
- * and lines. Not locations (.debug_loclists is libc's second biggest),
- * call frames, macros nor type units: they are never read.
- */
-static const char *const wanted_sections[] = {
-	"info", "abbrev", "str", "str_offsets", "line", "line_str", "addr", "ranges", "rnglists",
-	"aranges",
 };
 
 /* Its index in wanted_sections, or -1. */
@@ -208,17 +223,24 @@ static int check_sections(Elf *elf, int fd)
  */
 #define SECTION_PAD 16
 
-/* Into out[size]: the section's bytes as they are, or inflated; exactly size of them. */
-static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, unsigned char *buf,
-			 size_t buf_size)
+#define CHUNK (64 * 1024)
+
+/*
+ * Into out[lo, hi) the section's bytes there, as they are or inflated;
+ * the rest of out is not written: in an image for one unit, the other
+ * units' pages stay zero pages, never resident. Bytes before lo are
+ * inflated through buf's second half and dropped. buf: 2 * CHUNK bytes.
+ */
+static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, uint64_t lo,
+			 uint64_t hi, unsigned char *buf)
 {
 	z_stream z = { 0 };
 	uint64_t done = 0;
 	int rc = Z_OK;
 
 	if (!b->compressed) {
-		while (done < b->size) {
-			ssize_t n = pread(fd, out + done, b->size - done, b->offset + done);
+		while (lo + done < hi) {
+			ssize_t n = pread(fd, out + lo + done, hi - lo - done, b->offset + lo + done);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -230,11 +252,10 @@ static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, 
 	}
 	if (!b->zlib || inflateInit(&z) != Z_OK)
 		return false;
-	z.next_out = out;
-	z.avail_out = b->size;
-	while (rc == Z_OK) {
+	/* To its end when reading up to it: a whole section ends where its stream does. */
+	while (rc == Z_OK && (z.total_out < hi || hi == b->size)) {
 		if (!z.avail_in) {
-			size_t want = b->len - done < buf_size ? b->len - done : buf_size;
+			size_t want = b->len - done < CHUNK ? b->len - done : CHUNK;
 			ssize_t n = want ? pread(fd, buf, want, b->offset + done) : 0;
 
 			if (n < 0 && errno == EINTR)
@@ -245,10 +266,17 @@ static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, 
 			z.next_in = buf;
 			z.avail_in = n;
 		}
+		if (z.total_out < lo) {
+			z.next_out = buf + CHUNK;
+			z.avail_out = lo - z.total_out < CHUNK ? lo - z.total_out : CHUNK;
+		} else {
+			z.next_out = out + z.total_out;
+			z.avail_out = hi - z.total_out;
+		}
 		rc = inflate(&z, Z_NO_FLUSH);
 	}
 	inflateEnd(&z);
-	return rc == Z_STREAM_END && !z.avail_out;
+	return z.total_out == hi && (hi < b->size || rc == Z_STREAM_END);
 }
 
 /* An ELF header with sections only, of the file's class and byte order. */
@@ -299,19 +327,65 @@ struct image_scn {
 };
 
 /*
+ * The part of section w that an image for unit u holds, [*lo, *hi): all
+ * of it in a whole image (u NULL). A unit by itself needs its own bytes
+ * of .debug_info, .debug_abbrev and .debug_line (libc's 8 MB of 8.6
+ * inflated), none of .debug_aranges, and the rest whole.
+ */
+static void section_part(const struct dw_unit *u, int w, uint64_t size, uint64_t *lo,
+			 uint64_t *hi)
+{
+	*lo = 0;
+	*hi = size;
+	if (!u)
+		return;
+	switch (w) {
+	case SCN_INFO:
+		*lo = u->info_lo;
+		*hi = u->info_hi;
+		break;
+	case SCN_ABBREV:
+		*lo = u->abbrev_lo;
+		*hi = u->abbrev_hi;
+		break;
+	case SCN_LINE:
+		*lo = u->line_lo;
+		*hi = u->line_hi;
+		break;
+	case SCN_ARANGES:
+		*hi = 0;
+		break;
+	}
+}
+
+/*
+ * libdw finds a unit by reading every unit header before it. In an image
+ * for one unit, the bytes before it are one unit of our own: a DWARF 4
+ * header (abbreviations at 0, never read) and no DIE, zeros to its end.
+ */
+static void put_filler_unit(unsigned char *info, uint64_t end, bool msb, bool elf64)
+{
+	put_uint(info, 4, end - 4, msb);
+	put_uint(info + 4, 2, 4, msb);
+	put_uint(info + 6, 4, 0, msb);
+	info[10] = elf64 ? 8 : 4;
+	info[11] = 0;		/* the unit's DIE: none */
+}
+
+/*
  * The sections libdw needs, inflated by us into one ELF image in memory
  * that libdw reads as it is: what it would inflate itself is every debug
  * section, each read whole as it is in the file first. A section that
- * cannot be read is left out, as libdw leaves it out.
+ * cannot be read is left out, as libdw leaves it out. Whole (u NULL), or
+ * for unit u alone (section_part()), with the same layout.
  */
-static int load_image(struct dwarf_index *d)
+static int load_image(struct dwarf_index *d, const struct dw_unit *u)
 {
-	enum { CHUNK = 64 * 1024 };
-	struct image_scn scns[ARRAY_SIZE(wanted_sections)];
-	bool seen[ARRAY_SIZE(wanted_sections)] = { false };
+	struct image_scn scns[NR_SCNS];
+	bool seen[NR_SCNS] = { false };
 	unsigned char ident[EI_NIDENT], *buf = NULL, *shdrs;
 	size_t shstrndx, nr = 0, i, shnum = 1, names_len = 1, shentsize;
-	uint64_t size, names_at, shoff;
+	uint64_t size, names_at, shoff, lo, hi;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	struct stat st;
@@ -332,6 +406,7 @@ static int load_image(struct dwarf_index *d)
 	if ((err = check_sections(elf, d->fd)))
 		goto out;
 	memcpy(ident, elf_getident(elf, NULL), EI_NIDENT);
+	d->msb = ident[EI_DATA] == ELFDATA2MSB;
 	shentsize = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	size = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
 	/* The first of each name, as libdw takes it. */
@@ -356,23 +431,42 @@ static int load_image(struct dwarf_index *d)
 	size += strlen(".shstrtab") + 2;
 	shoff = ALIGN8(size);
 	size = shoff + (nr + 2) * shentsize;
-	d->image = xcalloc(1, size);
-	buf = xmalloc(CHUNK);
+	err = -ENOMEM;
+	d->image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			-1, 0);
+	if (d->image == MAP_FAILED) {
+		d->image = NULL;
+		goto out;
+	}
+	d->image_size = size;
+	if (!u)
+		memset(d->scn, 0, sizeof(d->scn));
+	buf = xmalloc(2 * CHUNK);
 	shdrs = d->image + shoff;
 	for (i = 0; i < nr; i++) {
-		const char *name = wanted_sections[scns[i].wanted];
+		int w = scns[i].wanted;
 
-		if (!read_section(d->fd, &scns[i].b, d->image + scns[i].at, buf, CHUNK)) {
+		section_part(u, w, scns[i].b.size, &lo, &hi);
+		if (hi > scns[i].b.size || lo > hi ||
+		    !read_section(d->fd, &scns[i].b, d->image + scns[i].at, lo, hi, buf)) {
 			/* libdw can do nothing without it. */
-			if (!strcmp(name, "info")) {
+			if (w == SCN_INFO) {
 				err = -EINVAL;
 				goto out;
 			}
 			continue;
 		}
+		if (w == SCN_INFO && lo)
+			put_filler_unit(d->image + scns[i].at, lo, d->msb,
+					ident[EI_CLASS] == ELFCLASS64);
+		if (!u) {
+			d->scn[w].at = scns[i].at;
+			d->scn[w].size = scns[i].b.size;
+		}
 		put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_PROGBITS, scns[i].at,
 			 scns[i].b.size);
-		names_len += sprintf((char *)d->image + names_at + names_len, ".debug_%s", name) + 1;
+		names_len += sprintf((char *)d->image + names_at + names_len, ".debug_%s",
+				     wanted_sections[w]) + 1;
 	}
 	put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_STRTAB, names_at,
 		 names_len + strlen(".shstrtab") + 1);
@@ -381,8 +475,8 @@ static int load_image(struct dwarf_index *d)
 	d->elf = elf_open_mem(d->image, size);
 	err = d->elf ? 0 : -EINVAL;
 out:
-	if (err) {
-		free(d->image);
+	if (err && d->image) {
+		munmap(d->image, d->image_size);
 		d->image = NULL;
 	}
 	free(buf);
@@ -407,7 +501,8 @@ static void drop_image(struct dwarf_index *d)
 	if (d->elf)
 		elf_end(d->elf);
 	d->elf = NULL;
-	free(d->image);
+	if (d->image)
+		munmap(d->image, d->image_size);
 	d->image = NULL;
 }
 
@@ -419,11 +514,34 @@ static bool begin_dwarf(struct dwarf_index *d)
 	d->used = true;
 	if (d->dw)
 		return true;
-	if ((!d->elf && load_image(d)) ||
-	    !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+	if (!d->elf) {
+		if (load_image(d, NULL)) {
+			d->failed = true;
+			return false;
+		}
+		d->reads_whole++;
+	}
+	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
 		d->failed = true;
 		return false;
 	}
+	return true;
+}
+
+/* libdw over an image of unit u's bytes alone; false if it cannot be had. */
+static bool begin_alone(struct dwarf_index *d, const struct dw_unit *u)
+{
+	if (d->failed)
+		return false;
+	d->used = true;
+	if (load_image(d, u))
+		return false;
+	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		drop_image(d);
+		return false;
+	}
+	d->reads_alone++;
+	d->alone_now++;
 	return true;
 }
 
@@ -509,6 +627,7 @@ void dwarf_index_trim(struct dwarf_index *d)
 		return;
 	d->idle = d->used ? 0 : d->idle + 1;
 	d->used = false;
+	d->alone_now = 0;
 	if ((d->elf || d->failed) && d->idle >= DWARF_IDLE_TRIMS) {
 		if (d->failed)
 			forget_units(d);
@@ -649,6 +768,138 @@ static void read_aranges(struct dwarf_index *d)
 	free(spans);
 }
 
+/* A ULEB128 at p, before end, into *v: past it, NULL if it runs to end (or p is NULL). */
+static const unsigned char *read_uleb(const unsigned char *p, const unsigned char *end,
+				      uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (p && p < end) {
+		uint8_t b = *p++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return p;
+	}
+	return NULL;
+}
+
+/* A form whose value is in another unit, or another file. */
+static bool refers_out(uint64_t form)
+{
+	switch (form) {
+	case DW_FORM_ref_addr:
+	case DW_FORM_ref_sig8:
+	case DW_FORM_indirect:	/* any form, the DIE says which */
+	case DW_FORM_ref_sup4:
+	case DW_FORM_ref_sup8:
+	case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt:
+	case DW_FORM_GNU_strp_alt:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The abbreviation table at off in sec[size]: where it ends, past the 0
+ * that ends it, or 0 if it runs past size. *out: a form in it refers out
+ * of the unit.
+ */
+static uint64_t abbrev_end(const unsigned char *sec, uint64_t size, uint64_t off, bool *out)
+{
+	const unsigned char *p = off < size ? sec + off : NULL, *end = sec + size;
+	uint64_t code, v, name, form;
+
+	while ((p = read_uleb(p, end, &code)) && code) {
+		/* The tag, then whether it has children. */
+		if (!(p = read_uleb(p, end, &v)) || p++ >= end)
+			return 0;
+		do {
+			if (!(p = read_uleb(p, end, &name)) || !(p = read_uleb(p, end, &form)) ||
+			    (form == DW_FORM_implicit_const && !(p = read_uleb(p, end, &v))))
+				return 0;
+			*out |= refers_out(form);
+		} while (name || form);
+	}
+	return p ? p - sec : 0;
+}
+
+/*
+ * The unit (or line program) at off in sec[size]: where it ends, as its
+ * initial length says, or 0 if past size. *body: where its header goes
+ * on; *osz: 4 or 8, the size of its section offsets.
+ */
+static uint64_t unit_end(const unsigned char *sec, uint64_t size, uint64_t off, bool msb,
+			 uint64_t *body, unsigned *osz)
+{
+	uint64_t len;
+
+	if (off > size || size - off < 4)
+		return 0;
+	len = get_uint(sec + off, 4, msb);
+	*osz = 4;
+	off += 4;
+	if (len == 0xffffffff) {
+		if (size - off < 8)
+			return 0;
+		len = get_uint(sec + off, 8, msb);
+		*osz = 8;
+		off += 8;
+	}
+	*body = off;
+	return len <= size - off ? off + len : 0;
+}
+
+/*
+ * Where unit u's bytes are, from the whole image: its header on in
+ * .debug_info, its abbreviations, its line program. It can be read alone
+ * if none of its forms refers out of it (DW_FORM_ref_addr: dwz's
+ * partial units, LTO) and all of it is within 4 GiB.
+ */
+static void unit_parts(struct dwarf_index *d, struct dw_unit *u, Dwarf_Die *cudie)
+{
+	const unsigned char *info = d->image + d->scn[SCN_INFO].at;
+	uint64_t start = dwarf_dieoffset(cudie) - dwarf_cuoffset(cudie), body, end, at, ab,
+		 ab_end, stmt = 0, line_end = 0;
+	unsigned osz, version, skip;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	bool out = false;
+
+	end = unit_end(info, d->scn[SCN_INFO].size, start, d->msb, &body, &osz);
+	if (!end || end - body < 2)
+		return;
+	version = get_uint(info + body, 2, d->msb);
+	/* Past the version, and DWARF 5's unit type and address size, to the abbreviations. */
+	skip = version >= 5 ? 4 : 2;
+	if (version < 2 || version > 5 || end - body < skip + osz)
+		return;
+	ab = get_uint(info + body + skip, osz, d->msb);
+	ab_end = abbrev_end(d->image + d->scn[SCN_ABBREV].at, d->scn[SCN_ABBREV].size, ab, &out);
+	if (dwarf_attr(cudie, DW_AT_stmt_list, &a) && !dwarf_formudata(&a, &w)) {
+		stmt = w;
+		line_end = unit_end(d->image + d->scn[SCN_LINE].at, d->scn[SCN_LINE].size, stmt,
+				    d->msb, &at, &osz);
+		if (!line_end)
+			return;
+	}
+	/* The filler unit before it takes 12 bytes (put_filler_unit()). */
+	if (!ab_end || out || end > UINT32_MAX || ab_end > UINT32_MAX || line_end > UINT32_MAX ||
+	    (start && start < 12))
+		return;
+	u->info_lo = start;
+	u->info_hi = end;
+	u->abbrev_lo = ab;
+	u->abbrev_hi = ab_end;
+	u->line_lo = stmt;
+	u->line_hi = line_end;
+	u->alone = true;
+}
+
 /*
  * The first lookup reads where each compile unit's code is: from the
  * units themselves, as .debug_aranges is often missing (Clang does not
@@ -680,6 +931,7 @@ static void read_units(struct dwarf_index *d)
 		ALLOC_GROW(d->units, d->nr_units + 1, units_alloc);
 		memset(&d->units[d->nr_units], 0, sizeof(d->units[0]));
 		d->units[d->nr_units].offset = dwarf_dieoffset(&cudie);
+		unit_parts(d, &d->units[d->nr_units], &cudie);
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
 			add_span(&spans, &nr_spans, &spans_alloc, lo, hi, d->nr_units, 0);
 		d->nr_units++;
@@ -872,14 +1124,12 @@ static void copy_lines(struct unit_builder *b)
 		u->lines = xrealloc(u->lines, u->nr_lines * sizeof(*u->lines));
 }
 
-static void index_unit(struct dwarf_index *d, struct dw_unit *u)
+/* Copies the unit's functions, inlined calls and lines out of libdw. */
+static void copy_unit(struct dwarf_index *d, struct dw_unit *u, Dwarf_Die *cudie)
 {
-	struct unit_builder b = { .d = d, .u = u };
+	struct unit_builder b = { .d = d, .u = u, .cudie = *cudie };
 	Dwarf_Attribute a;
 
-	u->indexed = true;
-	if (!begin_dwarf(d) || !dwarf_offdie(d->dw, u->offset, &b.cudie))
-		return;
 	if (dwarf_getsrcfiles(&b.cudie, &b.files, &b.nfiles)) {
 		b.files = NULL;
 		b.nfiles = 0;
@@ -893,10 +1143,31 @@ static void index_unit(struct dwarf_index *d, struct dw_unit *u)
 		u->nodes = xrealloc(u->nodes, u->nr_nodes * sizeof(*u->nodes));
 	u->ranges = flatten(b.spans, b.nr_spans, &u->nr_ranges);
 	copy_lines(&b);
-	if (d->dw_rows >= DWARF_ROWS_PER_BEGIN)
-		end_dwarf(d);
 	free(b.spans);
 	free(b.file_ids);
+}
+
+/*
+ * A unit is read by itself if it can be, and the sections are not in
+ * memory: libc's then cost some 0.5 MB for a moment, not 9 MB held for
+ * DWARF_IDLE_TRIMS drains, so an agent whose processes touch a new unit
+ * now and then keeps a flat RSS. Past DWARF_ALONE_PER_DRAIN of them in a
+ * drain (a program starting, the first drains), the sections are read
+ * whole: one read for them all.
+ */
+static void index_unit(struct dwarf_index *d, struct dw_unit *u)
+{
+	bool alone = u->alone && !d->elf && d->alone_now < DWARF_ALONE_PER_DRAIN &&
+		     begin_alone(d, u);
+	Dwarf_Die cudie;
+
+	u->indexed = true;
+	if ((alone || begin_dwarf(d)) && dwarf_offdie(d->dw, u->offset, &cudie))
+		copy_unit(d, u, &cudie);
+	if (alone)
+		drop_image(d);
+	else if (d->dw_rows >= DWARF_ROWS_PER_BEGIN)
+		end_dwarf(d);
 }
 
 /* Lookups ----------------------------------------------------------------- */
@@ -950,4 +1221,10 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 		line = nd->call_line;
 	}
 	return n;
+}
+
+void dwarf_index_reads(const struct dwarf_index *d, size_t *whole, size_t *alone)
+{
+	*whole = d->reads_whole;
+	*alone = d->reads_alone;
 }

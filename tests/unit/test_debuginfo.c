@@ -581,6 +581,66 @@ static double seconds(uint64_t ns)
 	return ns / 1e9;
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * With the sections let go, a unit is read by itself, from its own bytes
+ * of them: the same frames as the whole sections give (whole: an index
+ * that read every unit with them). A drain that needs more units than
+ * DWARF_ALONE_PER_DRAIN reads the sections whole.
+ */
+static void check_units_alone(struct dwarf_index *whole, const char *debug, const uint64_t *addrs,
+			      size_t n)
+{
+	struct dwarf_frame a[MAX_FRAMES], b[MAX_FRAMES];
+	struct dwarf_index *d;
+	size_t i, tried = 0, same = 0, reads, alone, alone_before;
+	uint64_t t0, ns = 0;
+	int fd = open(debug, O_RDONLY | O_CLOEXEC), err, k, na, nb;
+
+	err = fd < 0 ? -errno : dwarf_index_open(&d, fd);
+	if (fd >= 0)
+		close(fd);
+	if (!CHECK(!err, "libc: opens its debug file again (%s)", strerror(-err)))
+		return;
+	/* The first lookup reads where every unit is, with the whole sections; they go when idle. */
+	dwarf_index_frames(d, addrs[0], a, MAX_FRAMES);
+	for (k = 0; k < 1 + DWARF_IDLE_TRIMS; k++)
+		dwarf_index_trim(d);
+	for (i = n / 2; i < n && tried < 24; i += n / 48 + 1, tried++) {
+		dwarf_index_trim(d);
+		t0 = now_ns();
+		na = dwarf_index_frames(d, addrs[i], a, MAX_FRAMES);
+		ns += now_ns() - t0;
+		nb = dwarf_index_frames(whole, addrs[i], b, MAX_FRAMES);
+		for (k = 0; k < na && na == nb; k++)
+			if (!same_text(a[k].name, b[k].name) || !same_text(a[k].file, b[k].file) ||
+			    a[k].line != b[k].line)
+				break;
+		same += na > 0 && na == nb && k == na;
+	}
+	dwarf_index_reads(d, &reads, &alone);
+	printf("# libc: %zu units read by themselves in %.1f ms each\n", alone,
+	       alone ? ns / 1e6 / alone : 0);
+	CHECK(reads == 1 && alone >= tried * 3 / 4 && same == tried,
+	      "libc: %zu units read by themselves, one a drain; the frames at %zu of %zu addresses "
+	      "in them as with the whole sections", alone, same, tried);
+	/* Addresses a drain has not looked up yet. */
+	dwarf_index_trim(d);
+	alone_before = alone;
+	for (i = 1; i < n / 2 && reads == 1; i += 7) {
+		dwarf_index_frames(d, addrs[i], a, MAX_FRAMES);
+		dwarf_index_reads(d, &reads, &alone);
+	}
+	CHECK(reads == 2 && alone - alone_before == DWARF_ALONE_PER_DRAIN,
+	      "libc: a drain reads %zu units by themselves, then the sections whole", 
+	      alone - alone_before);
+	dwarf_index_free(d);
+}
+
 /*
  * libc: its debug file found by build ID, its DWARF (GCC's, with inlining
  * everywhere) against eu-addr2line, and how fast addresses are named.
@@ -650,6 +710,8 @@ static void test_libc(void)
 	      "libc: %zu of %zu addresses named, inlined and placed (file base name, line) as "
 	      "eu-addr2line -i says, the other %zu as binutils' addr2line -i says", same, nsample,
 	      second);
+	if (nsample)
+		check_units_alone(d, debug, sample, nsample);
 	dwarf_index_free(d);
 	elf_symtab_release(&t);
 out:
