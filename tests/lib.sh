@@ -104,13 +104,26 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
 # Samples are draws: a ratio of counts a and b spreads by sqrt(1/a + 1/b) of itself (2 % at
 # 13,000 samples split 2:1), so a fixed 5 % fails one run in twenty there.
 near_ratio() {
-	awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN {
-		if (a <= 0 || b <= 0) exit 1
-		d = 4 * sqrt(1 / a + 1 / b); r = a / b / w
-		exit !(r >= 1 - d && r <= 1 + d) }'
+	awk -v a="$1" -v b="$2" -v w="$3" -v d="$(ratio_spread "$1" "$2")" 'BEGIN {
+		r = a > 0 && b > 0 ? a / b / w : 0; exit !(r >= 1 - d / 100 && r <= 1 + d / 100) }'
 }
-# ratio_spread A B: that allowance, in per cent, for messages.
+# ratio_spread A B: that allowance, in per cent (0 without samples).
 ratio_spread() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a > 0 && b > 0) ? 400 * sqrt(1 / a + 1 / b) : 0 }'; }
+
+# start_churn SECONDS: two loops that start short programs without pause (a 2 ms burst, then
+# a shell that execs true) for SECONDS, in the background.
+start_churn() {
+	local end=$(( $(date +%s) + $1 )) i
+
+	for i in 1 2; do
+		(while [ "$(date +%s)" -lt $end ]; do
+			"$WL/burst" 2 > /dev/null
+			sh -c /bin/true
+		done) &
+		BG_PIDS+=($!)
+	done
+	sleep 0.5
+}
 
 CGROUP_ROOT=/sys/fs/cgroup/unified
 [ -d "$CGROUP_ROOT" ] || CGROUP_ROOT=/sys/fs/cgroup

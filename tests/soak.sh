@@ -30,19 +30,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-# The steady workload, and the churn: a burst and a shell that execs true,
-# over and over, in two lines at once, until the run is over.
+# The steady workload, and the churn until the run is over.
 start_workload split $((SECS + 30))
-churn() {
-	local end=$(( $(date +%s) + SECS + 10 ))
-	while [ "$(date +%s)" -lt $end ]; do
-		"$WL/burst" 2 > /dev/null
-		sh -c /bin/true
-	done
-}
-churn & BG_PIDS+=($!)
-churn & BG_PIDS+=($!)
-sleep 0.5
+start_churn $((SECS + 10))
 
 $BPFPROF -vv -F 999 -d $((SECS + 5)) -o "$T/soak.folded" 2> "$T/soak.err" &
 prof=$!
