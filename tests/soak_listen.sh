@@ -55,15 +55,16 @@ start_cpu=$(cpu_s $prof)
 start_t=$(date +%s.%N)
 
 # The scraper: /metrics every 10 s, a 10-second profile each minute, read by pprof.
+# None whose window would outlast the run: bpfprof answers those 503, stopping.
 scrape() {
-	local i=0 code
+	local i=0 code end=$(($(date +%s) + SECS + 5))
 	while kill -0 $prof 2> /dev/null; do
 		curl -s -o /dev/null "$url/metrics"
-		if [ $((i % 6)) = 5 ]; then
+		if [ $((i % 6)) = 5 ] && [ $(($(date +%s) + 12)) -lt $end ]; then
 			code=$(curl -s -o "$T/p.pb.gz" -w '%{http_code}' "$url/debug/pprof/profile?seconds=10")
 			if [ "$code" = 200 ] && go tool pprof -raw "$T/p.pb.gz" > /dev/null 2>&1; then
 				echo ok >> "$T/profiles"
-			elif kill -0 $prof 2> /dev/null; then
+			else
 				echo "$code" >> "$T/profiles"
 			fi
 		else
