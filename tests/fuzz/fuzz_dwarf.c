@@ -2,7 +2,8 @@
 /*
  * The DWARF index (functions, inlined calls, lines) of a file, looked up
  * at its symbols and across its loadable segments after the file is
- * closed, as the symbolizer does. A chain cut at max frames must be the
+ * closed, as the symbolizer does, with drains between lookups (units
+ * then read by themselves, the sections let go). A chain cut at max frames must be the
  * outermost frames of the whole chain, and the names, as the symbolizer
  * combines them with the symbol table's, must make valid folded lines.
  */
@@ -99,6 +100,12 @@ int fuzz_dwarf(const uint8_t *data, size_t size)
 		FUZZ_CHECK(dwarf_index_frames(d, probes[i], all, 0) == 0);
 		if (nlocs < MAX_PROBES)
 			to_loc(&locs[nlocs++], all, n, &t, probes[i]);
+		/*
+		 * Each probe a drain; after the first, the sections go, and the
+		 * units met later are read by themselves (DWARF_ALONE_PER_DRAIN).
+		 */
+		for (k = 0; k < (i ? 1 : 1 + DWARF_IDLE_TRIMS); k++)
+			dwarf_index_trim(d);
 	}
 	fuzz_fold("prog", "/usr/lib/libfuzz.so", locs, nlocs);
 	dwarf_index_free(d);
