@@ -636,7 +636,7 @@ static void check_units_alone(struct dwarf_index *whole, const char *debug, cons
 		dwarf_index_reads(d, &reads, &alone);
 	}
 	CHECK(reads == 2 && alone - alone_before == DWARF_ALONE_PER_DRAIN,
-	      "libc: a drain reads %zu units by themselves, then the sections whole", 
+	      "libc: a drain reads %zu units by themselves, then the sections whole",
 	      alone - alone_before);
 	dwarf_index_free(d);
 }
