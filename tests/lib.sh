@@ -58,14 +58,20 @@ sum_matching() {
 # system from before PID's work starts until PID has ended, however long a
 # loaded machine makes it take. PID waits for "$T/go" before it starts.
 profile_until_done() {
-	local out=$1 pid=$2 prof
+	local out=$1 pid=$2 prof i
 	shift 2
 	$BPFPROF -v "$@" -o "$out" 2> "${out%.*}.err" &
 	prof=$!
 	wait_attached "${out%.*}.err" $prof
 	touch "$T/go"
 	wait "$pid"
-	sleep 0.2
+	# With -p it stops on its own once its targets have exited, and a signal while it
+	# writes would cut its outputs (under the sanitizers, writing outlasted 0.2 s): up
+	# to 10 s for that. Else a moment for the last samples.
+	case " $* " in
+	*" -p "*) for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done ;;
+	*) sleep 0.2 ;;
+	esac
 	kill -TERM $prof 2> /dev/null
 	wait $prof
 	rm -f "$T/go"
