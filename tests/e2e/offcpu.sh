@@ -141,9 +141,10 @@ pid=$!
 BG_PIDS+=($pid)
 profile_until_done "$T/churn.folded" $pid --off-cpu -p $pid
 made=$(measured "$T/churn.measured" threads)
+ids=$(measured "$T/churn.measured" ids)
 tids=$(sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/churn.err")
-check "churn: each of the $made threads it made is in the profile ($tids with the main one)" \
-	[ "${tids:-0}" = $((made + 1)) ]
+check "churn: each of the $ids thread ids of the $made threads it made is in the profile ($tids with the main one)" \
+	[ "${tids:-0}" = $((ids + 1)) ]
 read -r left counted lost <<< "$(sed -n 's/^bpfprof: off-CPU: threads left the CPU \([0-9]*\) times; \([0-9]*\) waits counted .*; lost \([0-9]*\) .*/\1 \2 \3/p' "$T/churn.err")"
 check "churn: every wait counted ($counted of $left times a thread left the CPU, less those away at the end), none lost ($lost)" \
 	eval '[ "$lost" = 0 ] && [ "$counted" -le "$left" ] && [ $((left - counted)) -le 201 ]'
