@@ -4,6 +4,18 @@
 
 #include "bpfprof/collect.h"
 
+static void reset_cache(struct collector *c);
+
+/* Stacks named before a fold name old location ids. */
+static void after_fold(void *ctx, const struct profile_renumbering *r)
+{
+	struct collector *c = ctx;
+
+	(void)r;
+	reset_cache(c);
+	python_renumber(c->python);
+}
+
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s)
 {
 	char *mount = cgroup2_mount();
@@ -13,10 +25,17 @@ void collector_init(struct collector *c, struct profile *p, struct symbolizer *s
 	c->symbolizer = s;
 	cgroups_init(&c->cgroups, mount);
 	free(mount);
+	c->fold = (struct fold_listener){ .after = after_fold, .ctx = c };
+	profile_on_fold(p, &c->fold);
+	symbolizer_on_fold(s, p);
 }
 
 void collector_release(struct collector *c)
 {
+	if (c->profile) {
+		profile_off_fold(c->profile, &c->fold);
+		symbolizer_off_fold(c->symbolizer, c->profile);
+	}
 	free(c->cache);
 	itab_release(&c->cache_index);
 	free(c->locs);
@@ -222,28 +241,17 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 #define FOLD_GROWTH(bytes) ((bytes) / 8 > (1u << 20) ? (bytes) / 8 : (1u << 20))
 
 /*
- * Folds the profile (profile_fold): windows of it told before and after,
- * every holder of its ids renumbered. trim: every count let go first (the
- * windows have theirs), so only what is distinct and still named stays.
+ * Folds the profile: whoever keeps its ids was told at init (windows at
+ * open) and hears of it. trim: every count let go first (the windows have
+ * theirs), so only what is distinct and still named stays.
  */
 static void fold(struct collector *c, bool trim)
 {
-	struct profile_renumbering r;
+	struct fold_rule rule = { symbolizer_process_gone, c->symbolizer, c->keep_pids, trim };
 	size_t before = profile_bytes(c->profile);
 	uint64_t start = now_ns();
-	uint32_t i;
 
-	if (c->folding)
-		c->folding(c->folding_ctx, false);
-	for (i = 0; trim && i < c->profile->nr_samples; i++)
-		c->profile->samples[i].count = 0;
-	profile_fold(c->profile, symbolizer_process_gone, c->symbolizer, c->keep_pids, &r);
-	if (c->folding)
-		c->folding(c->folding_ctx, true);
-	symbolizer_renumber(c->symbolizer, &r);
-	python_renumber(c->python);
-	profile_renumbering_release(&r);
-	reset_cache(c);
+	profile_fold(c->profile, &rule);
 	c->fold_bytes = profile_bytes(c->profile);
 	debug("%s: profile %zu KiB to %zu KiB (indexes %zu KiB), %u stacks, in %.1f ms",
 	      trim ? "trimmed what no window needs" : "folded what exited processes left",
@@ -276,4 +284,25 @@ void collector_add_lost(struct collector *c, const char *label, uint64_t count)
 	s.stack = profile_stack(c->profile, &loc, 1);
 	s.count = count;
 	profile_add_sample(c->profile, &s);
+}
+
+/* Samples lost, by cause: the statistic, and the frame they get in the profile. */
+static const struct {
+	int stat;
+	const char *label;
+} lost_causes[LOST_CAUSES] = {
+	{ STAT_LOST_COLLISION, "[lost: stack collision]" },
+	{ STAT_LOST_STACK_FULL, "[lost: stack map full]" },
+	{ STAT_LOST_COUNTS_FULL, "[lost: counts map full]" },
+	{ STAT_LOST_DWARF, "[lost: ring buffer full]" },
+};
+
+void collector_add_lost_since(struct collector *c, const uint64_t *total)
+{
+	size_t i;
+
+	for (i = 0; i < LOST_CAUSES; i++) {
+		collector_add_lost(c, lost_causes[i].label, total[lost_causes[i].stat] - c->lost_added[i]);
+		c->lost_added[i] = total[lost_causes[i].stat];
+	}
 }

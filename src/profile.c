@@ -421,11 +421,57 @@ static uint32_t fold_location(struct fold *f, uint32_t old)
 	return id;
 }
 
-void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void *ctx,
-		  bool keep_pids, struct profile_renumbering *r)
+void profile_on_fold(struct profile *p, struct fold_listener *l)
+{
+	struct fold_listener **end = &p->fold_listeners;
+
+	while (*end)
+		end = &(*end)->next;
+	l->next = NULL;
+	*end = l;
+}
+
+void profile_off_fold(struct profile *p, struct fold_listener *l)
+{
+	struct fold_listener **at;
+
+	for (at = &p->fold_listeners; *at; at = &(*at)->next)
+		if (*at == l) {
+			*at = l->next;
+			l->next = NULL;
+			return;
+		}
+}
+
+static void fold_ids(struct profile *p, const struct fold_rule *rule, struct profile_renumbering *r);
+
+void profile_fold(struct profile *p, const struct fold_rule *rule)
+{
+	struct profile_renumbering r;
+	struct fold_listener *l, *next;
+	uint32_t i;
+
+	for (l = p->fold_listeners; l; l = l->next)
+		if (l->before)
+			l->before(l->ctx);
+	for (i = 0; rule->trim && i < p->nr_samples; i++)
+		p->samples[i].count = 0;
+	fold_ids(p, rule, &r);
+	/* A listener may leave as it is told (a window that closes). */
+	for (l = p->fold_listeners; l; l = next) {
+		next = l->next;
+		if (l->after)
+			l->after(l->ctx, &r);
+	}
+	free(r.mappings);
+	free(r.locations);
+}
+
+static void fold_ids(struct profile *p, const struct fold_rule *rule, struct profile_renumbering *r)
 {
 	struct profile q;
-	struct fold f = { p, &q, gone, ctx };
+	struct fold f = { p, &q, rule->gone, rule->ctx };
+	bool keep_pids = rule->keep_pids;
 	uint32_t *frames = NULL, frames_alloc = 0, i, j;
 	uint32_t *pids = NULL, *tids = NULL, nr_folded = 0, folded_alloc = 0;
 
@@ -449,6 +495,7 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 	q.command_line = p->command_line;
 	q.exited_pids = p->exited_pids;
 	q.exited_tids = p->exited_tids;
+	q.fold_listeners = p->fold_listeners;
 
 	f.mapping_to = xmalloc(p->nr_mappings * sizeof(*f.mapping_to));
 	memset(f.mapping_to, 0xff, p->nr_mappings * sizeof(*f.mapping_to));
@@ -496,13 +543,6 @@ void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void
 	*p = q;
 	r->mappings = f.mapping_to;
 	r->locations = f.location_to;
-}
-
-void profile_renumbering_release(struct profile_renumbering *r)
-{
-	free(r->mappings);
-	free(r->locations);
-	r->mappings = r->locations = NULL;
 }
 
 /* Cgroups ---------------------------------------------------------------- */

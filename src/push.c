@@ -11,6 +11,7 @@
 
 #include "bpfprof/output.h"
 #include "bpfprof/push.h"
+#include "bpfprof/summary.h"
 #include "bpfprof/util.h"
 #include "bpfprof/window.h"
 
@@ -23,6 +24,7 @@ struct interval {
 };
 
 struct pusher {
+	struct sink sink;
 	const struct options *o;
 	struct window_series series;	/* the session thread's */
 	char *ingest;			/* URL/ingest?name=NAME, escaped */
@@ -173,8 +175,10 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-struct pusher *pusher_start(const struct options *o, const struct profile *session,
-			    uint64_t start_ns, uint64_t start_wall_ns)
+static const struct sink_ops push_ops;
+
+struct sink *pusher_start(const struct options *o, struct profile *session, uint64_t start_ns,
+			  uint64_t start_wall_ns)
 {
 	struct pusher *p;
 	sigset_t all, old;
@@ -185,6 +189,7 @@ struct pusher *pusher_start(const struct options *o, const struct profile *sessi
 		return NULL;
 	}
 	p = xcalloc(1, sizeof(*p));
+	p->sink.ops = &push_ops;
 	p->o = o;
 	if (!(p->ingest = ingest_base(o))) {
 		error("--push: libcurl cannot escape the app name");
@@ -208,12 +213,7 @@ struct pusher *pusher_start(const struct options *o, const struct profile *sessi
 		curl_global_cleanup();
 		return NULL;
 	}
-	return p;
-}
-
-struct window_series *pusher_series(struct pusher *p)
-{
-	return &p->series;
+	return &p->sink;
 }
 
 /* The interval in the queue; the oldest dropped if it is full. */
@@ -243,19 +243,29 @@ static void enqueue(struct pusher *p, struct interval *in)
 		free_interval(old);
 }
 
-void pusher_rotate(struct pusher *p, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+static uint64_t push_due(struct sink *k)
 {
+	return ((struct pusher *)k)->series.due_ns;
+}
+
+/* The interval's pprof queued for the sender. */
+static int push_drained(struct sink *k, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	struct pusher *p = (struct pusher *)k;
 	struct write_options wo = { 0 };
-	struct interval *in = xcalloc(1, sizeof(*in));
 	const struct profile *interval = &p->series.window.profile;
 	uint64_t from = interval->start_wall_ns / 1000000000ULL;
 	uint64_t until = flip_wall_ns / 1000000000ULL;
+	struct interval *in;
 	FILE *f;
 	int err;
 
+	if (!last && flip_ns < p->series.due_ns)
+		return 0;
+	in = xcalloc(1, sizeof(*in));
 	series_close(&p->series, flip_ns);
 	f = open_memstream(&in->body, &in->len);
-	err = f ? write_pprof(f, interval, &wo) : -errno;
+	err = f ? write_profile(f, interval, FORMAT_PPROF, &wo) : -errno;
 	if (f && fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -268,14 +278,15 @@ void pusher_rotate(struct pusher *p, uint64_t flip_ns, uint64_t flip_wall_ns, bo
 		enqueue(p, in);
 	}
 	series_next(&p->series, flip_ns, flip_wall_ns, last);
+	return 0;
 }
 
-void pusher_stop(struct pusher *p, struct push_stats *st)
+/* What is left sent, for a bounded time; the rest counted as not sent. */
+static void push_free(struct sink *k, struct run_figures *f)
 {
+	struct pusher *p = (struct pusher *)k;
 	struct interval *in;
 
-	if (!p)
-		return;
 	pthread_mutex_lock(&p->lock);
 	p->stopping = true;
 	p->give_up_ns = now_ns() + PUSH_STOP_S * 1000000000ULL;
@@ -287,7 +298,10 @@ void pusher_stop(struct pusher *p, struct push_stats *st)
 		p->stats.unsent++;
 		free_interval(in);
 	}
-	*st = p->stats;
+	if (f) {
+		f->push = p->stats;
+		f->pushed = true;
+	}
 	series_release(&p->series);
 	free(p->ingest);
 	pthread_cond_destroy(&p->cond);
@@ -295,3 +309,7 @@ void pusher_stop(struct pusher *p, struct push_stats *st)
 	free(p);
 	curl_global_cleanup();
 }
+
+static const struct sink_ops push_ops = {
+	.due = push_due, .drained = push_drained, .free = push_free,
+};

@@ -7,114 +7,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <poll.h>
-#include <linux/capability.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
 #include "bpfprof/cli.h"
 #include "bpfprof/collect.h"
+#include "bpfprof/machine.h"
 #include "bpfprof/metrics.h"
-#include "bpfprof/output.h"
+#include "bpfprof/outputs.h"
 #include "bpfprof/push.h"
 #include "bpfprof/record.h"
 #include "bpfprof/rotate.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/serve.h"
 #include "bpfprof/sideband.h"
+#include "bpfprof/stop.h"
+#include "bpfprof/summary.h"
 #include "bpfprof/symbolize.h"
 #include "bpfprof/unwind_tables.h"
-
-#define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
-
-static volatile sig_atomic_t stop_signal;
-/* When sampling was told to stop (first signal, or the loop's end): -v's end latency. */
-static volatile uint64_t stop_ns;
-/* From the end of sampling until every output is in place: a signal now stops the writing. */
-static volatile sig_atomic_t writing;
-
-static void say(const char *s)
-{
-	ssize_t unused __attribute__((unused)) = write(STDERR_FILENO, s, strlen(s));
-}
-
-/*
- * A signal once sampling is over asks to stop now, profile or not: the
- * files not yet in place are removed (those in place stay whole) and we
- * die of the signal, so the shell sees it. Async-signal-safe calls only.
- */
-static void abandon_writing(int sig)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-	output_remove_temps();
-	say("bpfprof: ");
-	say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP");
-	say(" while writing the profile: outputs not yet complete were removed; let it finish "
-	    "(no signal after sampling ends) to keep them\n");
-	sigaction(sig, &dfl, NULL);
-	raise(sig);	/* blocked in its handler: delivered as we return */
-}
-
-static void on_stop_signal(int sig)
-{
-	if (writing)
-		abandon_writing(sig);
-	/* clock_gettime is async-signal-safe; an aligned 64-bit store is whole on 64-bit CPUs. */
-	if (!stop_signal)
-		stop_ns = now_ns();
-	stop_signal = sig;
-}
-
-/*
- * Milliseconds since this process was exec'd, for -v's timing lines. The
- * kernel gives the start only in clock ticks (/proc/self/stat, field 22),
- * so this reads up to one tick (10 ms at USER_HZ 100) long; -1 if unknown.
- */
-static double ms_since_exec(void)
-{
-	char buf[1024], *p;
-	unsigned long long start;
-	struct timespec ts;
-	ssize_t n = -1;
-	int fd, i;
-
-	if ((fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold spaces: count fields from its closing parenthesis (field 2). */
-	p = strrchr(buf, ')');
-	for (i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, "%llu", &start) != 1 || clock_gettime(CLOCK_BOOTTIME, &ts))
-		return -1;
-	return (ts.tv_sec + ts.tv_nsec / 1e9 - (double)start / sysconf(_SC_CLK_TCK)) * 1e3;
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-
-	/* No SA_RESTART: a signal must cut the ring buffer poll short. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 /* libbpf speaks only under -v (its debug chatter under -vv); our errors say the rest. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -124,321 +38,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN, in the effective set. */
-static bool can_profile(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return geteuid() == 0;
-	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
-#define HAS(cap) (eff >> (cap) & 1)
-	return HAS(21 /* CAP_SYS_ADMIN */) || (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */));
-#undef HAS
-}
-
-/*
- * The file starts like BTF (raw, or an ELF file with a .BTF section, as
- * libbpf reads both). libbpf parses it at load; parsing it here as well
- * would cost some 15 ms and 10 MB for the kernel's 5 MB of BTF.
- */
-static int check_btf(const char *path)
-{
-	static const uint8_t raw_magic[2] = { 0x9f, 0xeb }, elf_magic[4] = { 0x7f, 'E', 'L', 'F' };
-	uint8_t head[4] = { 0 };
-	ssize_t n = -1;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error("kernel BTF not found at '%s' (%s): bpfprof needs a kernel built with "
-			     "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path, strerror(errno));
-	n = read(fd, head, sizeof(head));
-	close(fd);
-	if (n < (ssize_t)sizeof(head) ||
-	    (memcmp(head, raw_magic, sizeof(raw_magic)) && memcmp(head, elf_magic, sizeof(elf_magic))))
-		return error("'%s' holds no usable BTF (%s): bpfprof needs a kernel built with "
-			     "CONFIG_DEBUG_INFO_BTF=y, or --btf FILE", path,
-			     n < 0 ? strerror(errno) : n == 0 ? "empty file" : "not BTF data");
-	return 0;
-}
-
-/* The --cgroup directory was removed (or another took its name): nothing will run in it. */
-static bool cgroup_gone(const char *path, int fd)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) || stat(path, &b) || a.st_ino != b.st_ino || a.st_dev != b.st_dev;
-}
-
-/* With -p/-t or --cgroup, profiling ends once nothing is left to profile. */
-static bool targets_gone(const struct options *o, int cgroup_fd)
-{
-	size_t i;
-
-	if (cgroup_fd >= 0 && cgroup_gone(o->cgroup_path, cgroup_fd))
-		return true;
-	if (!o->ntgids && !o->npids)
-		return false;
-	for (i = 0; i < o->ntgids; i++)
-		if (task_alive(o->tgids[i]))
-			return false;
-	for (i = 0; i < o->npids; i++)
-		if (task_alive(o->pids[i]))
-			return false;
-	return true;
-}
-
-/* --unwind auto: how the program walked user stacks, and what its tables cost. */
-static void summarize_walks(const struct sampler_stats *st)
-{
-	const uint64_t *t = st->total, *end = &st->total[STAT_WALK_END];
-	uint64_t walked = t[STAT_WALKED_CFI] + t[STAT_WALKED_FP] + t[STAT_WALKED_MIXED];
-
-	fprintf(stderr, "bpfprof: walked %llu user stacks in the kernel: %llu by CFI, %llu by frame "
-		"pointers, %llu both; whole to the outermost frame %llu, to a frame pointer's end "
-		"%llu; cut ([truncated] root): %llu at the depth limit, %llu at an unreadable stack, "
-		"%llu at a wrong turn\n",
-		(unsigned long long)walked, (unsigned long long)t[STAT_WALKED_CFI],
-		(unsigned long long)t[STAT_WALKED_FP], (unsigned long long)t[STAT_WALKED_MIXED],
-		(unsigned long long)end[WALK_OUTERMOST], (unsigned long long)end[WALK_FP_END],
-		(unsigned long long)end[WALK_DEPTH], (unsigned long long)end[WALK_FAULT],
-		(unsigned long long)end[WALK_BAD]);
-	debug("unwind tables: %u files built (%u more shared by build ID, %u without CFI, %u "
-	      "without room), %llu rows, %.1f ms of CPU; BPF maps: %.1f MiB of tables, %.1f MiB of "
-	      "process mappings (%llu reads of a process's mappings, %llu put off: their lock "
-	      "was taken)",
-	      st->tables.built, st->tables.shared, st->tables.empty, st->tables.no_room,
-	      (unsigned long long)st->tables.rows, st->tables.build_ns / 1e6,
-	      st->tables.bytes / 1048576.0, st->tables.proc_bytes / 1048576.0,
-	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
-}
-
-/* Python processes: how many samples got their Python frames, and why others did not. */
-static void summarize_python(const struct sampler_stats *st)
-{
-	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
-	const struct python_stats *py = &st->py;
-
-	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
-		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
-		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
-		"%llu code objects named, %llu not readable\n",
-		(unsigned long long)t[STAT_PY_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
-		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
-		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
-	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
-	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
-	      "without room in the map", py->files, (unsigned long long)py->merged,
-	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
-	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
-}
-
-/* stdout, one of the outputs, is a pipe nobody reads any more (bpfprof | head, head done). */
-static bool stdout_gone(const struct options *o)
-{
-	struct pollfd p = { .fd = STDOUT_FILENO };
-	size_t i;
-
-	for (i = 0; i < o->noutputs && o->outputs[i].path; i++)
-		;
-	return i < o->noutputs && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
-}
-
-static uint64_t recorded(const struct sampler_stats *st)
-{
-	return st->total[STAT_USER_MODE] + st->total[STAT_KERNEL_MODE];
-}
-
 static void show_progress(double elapsed, const struct sampler_stats *st)
 {
 	fprintf(stderr, "\rbpfprof: %.0f s, %llu samples ", elapsed,
-		(unsigned long long)recorded(st));
+		(unsigned long long)recorded_samples(st));
 }
-
-/*
- * Where the CPUs were, as top's us/sy/hi/si/id. Each sample stands for 1/F
- * of a CPU's second: machine-wide, idle is the CPU time no thread's sample
- * covers (an idle CPU's clock may not fire at all, as on 6.18); with a
- * filter, the shares are of the followed threads' samples.
- */
-static void summarize_cpu_states(const struct options *o, const struct sampler_stats *st,
-				 double seconds)
-{
-	static const char *const names[CPU_STATE_MAX] = {
-		[CPU_STATE_USER] = "user", [CPU_STATE_KERNEL] = "kernel", [CPU_STATE_IRQ] = "irq",
-		[CPU_STATE_SOFTIRQ] = "softirq", [CPU_STATE_IDLE] = "idle",
-	};
-	const uint64_t *n = st->total + STAT_CPU_STATE;
-	bool machine = !o->ntgids && !o->npids && !o->cgroup_path;
-	double busy = 0, all;
-	int i, shown = machine ? CPU_STATE_MAX : CPU_STATE_IDLE;
-
-	for (i = 0; i < CPU_STATE_IDLE; i++)
-		busy += n[i];
-	all = machine ? seconds * o->frequency * o->ncpus : busy;
-	if (all < busy)
-		all = busy;
-	if (machine)
-		fprintf(stderr, "bpfprof: CPU time of %zu CPU%s x %.1f s:", o->ncpus,
-			o->ncpus == 1 ? "" : "s", seconds);
-	else
-		fprintf(stderr, "bpfprof: CPU states of the %.0f samples:", busy);
-	for (i = 0; i < shown; i++)
-		fprintf(stderr, "%s %s %.1f%%", i ? "," : "", names[i],
-			all ? 100 * (i == CPU_STATE_IDLE ? all - busy : n[i]) / all : 0);
-	fputc('\n', stderr);
-}
-
-/* --off-cpu, --wall: what the switches gave, and what could not be counted. */
-static void summarize_off_cpu(const struct sampler_stats *st)
-{
-	const uint64_t *t = st->total;
-
-	fprintf(stderr, "bpfprof: off-CPU: threads left the CPU %llu times; %llu waits counted "
-		"(%.3f s), %llu of them across a drain (sent whole), %llu shorter than --min-block; "
-		"lost %llu (%.3f s: the ring buffer was full), %llu not followed (no task storage); "
-		"%llu user stacks as at the thread's last wait (the same registers and stack words)\n",
-		(unsigned long long)t[STAT_OFF_SWITCHES],
-		(unsigned long long)(t[STAT_OFF_COUNTED_SET0] + t[STAT_OFF_COUNTED_SET1] +
-				     t[STAT_OFF_SENT]),
-		(t[STAT_OFF_NS_SET0] + t[STAT_OFF_NS_SET1] + t[STAT_OFF_SENT_NS]) / 1e9,
-		(unsigned long long)t[STAT_OFF_SENT], (unsigned long long)t[STAT_OFF_SHORT],
-		(unsigned long long)t[STAT_OFF_LOST], t[STAT_OFF_LOST_NS] / 1e9,
-		(unsigned long long)t[STAT_OFF_NO_ROOM], (unsigned long long)t[STAT_OFF_WALKED_AGAIN]);
-}
-
-static void summarize(const struct options *o, const struct profile *p,
-		      const struct sampler_stats *st, double seconds)
-{
-	const uint64_t *t = st->total;
-	uint64_t rec = recorded(st), lost, nproc, nthreads;
-	uint32_t *pids = xmalloc((p->nr_samples + 1) * sizeof(*pids));
-	uint32_t *tids = xmalloc((p->nr_samples + 1) * sizeof(*tids));
-	size_t i, n = 0;
-	struct strbuf sb;
-
-	strbuf_init(&sb);
-	for (i = 0; i < o->ncpus; i++)
-		strbuf_addf(&sb, "%scpu%d %llu", i ? ", " : "", o->cpus[i],
-			    o->cpus[i] < st->nr_cpus
-				    ? (unsigned long long)st->recorded_per_cpu[o->cpus[i]]
-				    : 0ULL);
-	if (o->off_cpu) {
-		fprintf(stderr, "bpfprof: %.1f s of threads leaving the CPU and coming back\n",
-			seconds);
-	} else {
-		fprintf(stderr, "bpfprof: %.1f s at %u Hz on %zu CPU%s: %llu samples (%s)\n",
-			seconds, o->frequency, o->ncpus, o->ncpus == 1 ? "" : "s",
-			(unsigned long long)rec, sb.buf);
-		summarize_cpu_states(o, st, seconds);
-		fprintf(stderr, "bpfprof: idle %llu %s, filtered out %llu\n",
-			(unsigned long long)t[STAT_IDLE],
-			o->idle ? "recorded" : "skipped (-I records them)",
-			(unsigned long long)t[STAT_FILTERED]);
-	}
-	if (o->off_cpu || o->wall)
-		summarize_off_cpu(st);
-	if (st->pushed)
-		fprintf(stderr, "bpfprof: pushed %llu intervals to %s (%llu attempts again); refused "
-			"%llu, dropped %llu (more than %d waited), not sent at the stop %llu\n",
-			(unsigned long long)st->push.sent, o->push,
-			(unsigned long long)st->push.retries, (unsigned long long)st->push.rejected,
-			(unsigned long long)st->push.dropped, PUSH_QUEUE,
-			(unsigned long long)st->push.unsent);
-
-	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
-	       t[STAT_LOST_DWARF];
-	strbuf_reset(&sb);
-	/* What fills the ring: the maps' overflow, or with --unwind dwarf every sample. */
-	if (lost && t[STAT_LOST_DWARF])
-		strbuf_addf(&sb, " (the ring buffer was full; raise --ring-buffer-size, or lower "
-				 "--stack-size or -F)");
-	else if (lost)
-		strbuf_addf(&sb, " (stack collision %llu, stack map full %llu, counts map full %llu;"
-				 " raise --stack-storage-size or --max-stacks, or lower --interval)",
-			    (unsigned long long)t[STAT_LOST_COLLISION],
-			    (unsigned long long)t[STAT_LOST_STACK_FULL],
-			    (unsigned long long)t[STAT_LOST_COUNTS_FULL]);
-	fprintf(stderr, "bpfprof: lost %llu samples%s; %llu saved through the ring buffer "
-		"(stack collisions %llu, stack map full %llu, counts map full %llu)\n",
-		(unsigned long long)lost, sb.buf, (unsigned long long)t[STAT_FALLBACK],
-		(unsigned long long)(t[STAT_KSTACK_COLLISION] + t[STAT_USTACK_COLLISION]),
-		(unsigned long long)(t[STAT_KSTACK_FULL] + t[STAT_USTACK_FULL]),
-		(unsigned long long)t[STAT_COUNTS_FULL]);
-
-	for (i = 0; i < p->nr_samples; i++) {
-		/* Lost samples belong to nobody; exited ones folded are counted apart. */
-		if (!p->samples[i].comm || p->samples[i].pid == PROF_PID_EXITED)
-			continue;
-		pids[n] = p->samples[i].pid;
-		tids[n++] = p->samples[i].tid;
-	}
-	nproc = count_distinct_u32(pids, n) + p->exited_pids;
-	nthreads = count_distinct_u32(tids, n) + p->exited_tids;
-	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
-		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
-		(unsigned long long)st->drains);
-	if (st->walking)
-		summarize_walks(st);
-	if (st->python && st->total[STAT_PY_SAMPLES])
-		summarize_python(st);
-	if (o->dwarf_unwind) {
-		uint64_t all = 0;
-
-		for (i = 0; i < UNWIND_END_MAX; i++)
-			all += st->unwinds[i];
-		fprintf(stderr, "bpfprof: unwound %llu user stacks: %llu complete; truncated ([truncated] "
-			"root): %llu no CFI, %llu beyond the copied stack, %llu at the depth limit, "
-			"%llu unfollowable; %llu lost to a full ring buffer\n",
-			(unsigned long long)all, (unsigned long long)st->unwinds[UNWIND_COMPLETE],
-			(unsigned long long)st->unwinds[UNWIND_NO_CFI],
-			(unsigned long long)st->unwinds[UNWIND_NO_STACK],
-			(unsigned long long)st->unwinds[UNWIND_DEPTH],
-			(unsigned long long)st->unwinds[UNWIND_BAD],
-			(unsigned long long)t[STAT_LOST_DWARF]);
-	}
-	if (st->sideband_lost)
-		warning("the kernel dropped %llu side-band records (mmap, exec, fork, exit): some "
-			"short-lived processes may keep unnamed frames",
-			(unsigned long long)st->sideband_lost);
-	if (st->mismatches || st->drained[0] + st->drained[1] !=
-				      t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1] ||
-	    st->received != t[STAT_FALLBACK] + t[STAT_DWARF_SENT])
-		warning("accounting does not add up: the program counted %llu + %llu through the ring "
-			"buffer, the drains read %llu + %llu; please report this",
-			(unsigned long long)(t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1]),
-			(unsigned long long)t[STAT_FALLBACK],
-			(unsigned long long)(st->drained[0] + st->drained[1]),
-			(unsigned long long)st->received);
-	else
-		debug("accounting: the program counted %llu + %llu through the ring buffer = the "
-		      "drains read %llu + %llu, over %llu drains",
-		      (unsigned long long)(t[STAT_COUNTED_SET0] + t[STAT_COUNTED_SET1]),
-		      (unsigned long long)t[STAT_FALLBACK],
-		      (unsigned long long)(st->drained[0] + st->drained[1]),
-		      (unsigned long long)st->received, (unsigned long long)st->drains);
-	free(pids);
-	free(tids);
-	strbuf_release(&sb);
-}
-
-/* Samples lost, by cause: the statistic, and the frame they get in the profile. */
-static const struct {
-	int stat;
-	const char *label;
-} lost_causes[] = {
-	{ STAT_LOST_COLLISION, "[lost: stack collision]" },
-	{ STAT_LOST_STACK_FULL, "[lost: stack map full]" },
-	{ STAT_LOST_COUNTS_FULL, "[lost: counts map full]" },
-	{ STAT_LOST_DWARF, "[lost: ring buffer full]" },
-};
-#define LOST_CAUSES (sizeof(lost_causes) / sizeof(lost_causes[0]))
 
 /* Everything one run holds while it samples. */
 struct session {
@@ -450,25 +54,11 @@ struct session {
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
 	struct python *python;		/* Python frames: NULL when off */
-	struct server *server;		/* --listen, else NULL */
-	struct rotation *rotation;	/* --rotate, else NULL */
-	struct pusher *pusher;		/* --push, else NULL */
+	struct sink *sinks;		/* --rotate, --push, --listen: windows of the profile */
+	struct server *server;		/* --listen (one of the sinks, for /metrics), else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
-	uint64_t lost_added[LOST_CAUSES];	/* lost samples already in the profile */
-	bool write_failed;		/* --rotate: a file could not be written */
+	bool write_failed;		/* a sink could not write a window (--rotate) */
 };
-
-/* Samples lost since the last drain, into the profile: windows of it have theirs too. */
-static void add_lost(struct session *ss, const struct sampler_stats *st)
-{
-	size_t i;
-
-	for (i = 0; i < LOST_CAUSES; i++) {
-		collector_add_lost(&ss->coll, lost_causes[i].label,
-				   st->total[lost_causes[i].stat] - ss->lost_added[i]);
-		ss->lost_added[i] = st->total[lost_causes[i].stat];
-	}
-}
 
 /* Side-band records are read this often, so files are opened while their processes live. */
 #define SIDEBAND_POLL_MS 20
@@ -548,17 +138,22 @@ static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 	free(text);
 }
 
-/* Reads the maps: every sample taken so far in the profile. 0 or -errno. */
-static int drain(struct session *ss)
+/*
+ * Reads the maps: every sample taken so far in the profile, the time of the
+ * flip that ended them in *flip_ns (*flip_wall_ns on the wall clock). 0 or -errno.
+ */
+static int drain(struct session *ss, uint64_t *flip_ns, uint64_t *flip_wall_ns)
 {
 	uint64_t flip = now_ns(), trim_ns;
 	struct sampler_stats st;
 	int err;
 
+	*flip_ns = flip;
+	*flip_wall_ns = wall_ns();
 	if ((err = sampler_drain(ss->sampler)))
 		return err;
 	sampler_stats(ss->sampler, &st);
-	add_lost(ss, &st);
+	collector_add_lost_since(&ss->coll, st.total);
 	/*
 	 * Every sample of a process that exited before the flip is named now;
 	 * one that exited during the drain may have samples in the next set.
@@ -592,56 +187,64 @@ static int drain(struct session *ss)
 	return 0;
 }
 
-/* For the server: a window opens or closes now. */
-static void drain_for_window(void *ctx)
+static void add_sink(struct session *ss, struct sink *k)
 {
-	struct session *ss = ctx;
-	int err = drain(ss);
+	struct sink **end = &ss->sinks;
 
-	if (err)
-		debug("cannot read the BPF maps for a window: %s", strerror(-err));
+	while (*end)
+		end = &(*end)->next;
+	*end = k;
 }
 
-/* The profile is about to be folded, or was: the windows of it know. */
-static void folding(void *ctx, bool done)
+/* Every sink is told where a drain flipped the maps: the windows due end there. */
+static void tell_sinks(struct session *ss, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
 {
-	struct session *ss = ctx;
+	struct sink *k;
 
-	if (ss->server)
-		server_folding(ss->server, done);
-	if (ss->rotation)
-		series_folding(&ss->rotation->series, done);
-	if (ss->pusher)
-		series_folding(pusher_series(ss->pusher), done);
+	for (k = ss->sinks; k; k = k->next)
+		if (k->ops->drained(k, flip_ns, flip_wall_ns, last))
+			ss->write_failed = true;
+}
+
+/* Every sink freed, in the order they began, each saying its figures in f (NULL: none). */
+static void free_sinks(struct session *ss, struct run_figures *f)
+{
+	struct sink *k;
+
+	while ((k = ss->sinks)) {
+		ss->sinks = k->next;
+		k->ops->free(k, f);
+	}
+	ss->server = NULL;
+}
+
+/* The earliest time a sink next needs a drain (now_ns() clock); 0: none. */
+static uint64_t sinks_due(struct session *ss)
+{
+	uint64_t next = 0, due;
+	struct sink *k;
+
+	for (k = ss->sinks; k; k = k->next)
+		if ((due = k->ops->due(k)) && (!next || due < next))
+			next = due;
+	return next;
 }
 
 /*
- * --rotate, --push: when an interval is over, a drain (its flip now), then
- * the interval's files written or its pprof queued, and the next begun.
- * Returns when the next is due in *due.
+ * One drain for all that need one by now: the periodic drain (periodic)
+ * and every sink due (a window ending or opening); then the sinks are told.
  */
-static int end_intervals(struct session *ss, uint64_t *due)
+static int drain_due(struct session *ss, uint64_t now, bool periodic)
 {
-	struct window_series *rotating = ss->rotation ? &ss->rotation->series : NULL;
-	struct window_series *pushing = ss->pusher ? pusher_series(ss->pusher) : NULL;
-	uint64_t now = now_ns(), wall = wall_ns();
-	int err = 0;
+	uint64_t due = sinks_due(ss), flip, wall;
+	int err;
 
-	if (rotating && now < rotating->due_ns)
-		rotating = NULL;
-	if (pushing && now < pushing->due_ns)
-		pushing = NULL;
-	if (rotating || pushing)
-		err = drain(ss);
-	if (rotating && rotation_rotate(ss->rotation, now, wall, false))
-		ss->write_failed = true;
-	if (pushing)
-		pusher_rotate(ss->pusher, now, wall, false);
-	if (ss->rotation && ss->rotation->series.due_ns < *due)
-		*due = ss->rotation->series.due_ns;
-	if (ss->pusher && pusher_series(ss->pusher)->due_ns < *due)
-		*due = pusher_series(ss->pusher)->due_ns;
-	return err;
+	if (!periodic && (!due || due > now))
+		return 0;
+	if ((err = drain(ss, &flip, &wall)))
+		return err;
+	tell_sinks(ss, flip, wall, false);
+	return 0;
 }
 
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
@@ -655,13 +258,14 @@ static int sample_loop(struct session *ss, uint64_t start)
 	int err = 0;
 
 	while (!stop_signal) {
-		uint64_t now = now_ns(), wake, deadline;
+		uint64_t now = now_ns(), wake, due;
+		bool periodic = now >= next_drain;
 
 		if (end && now >= end)
 			break;
-		if (now >= next_drain) {
-			if ((err = drain(ss)))
-				break;
+		if ((err = drain_due(ss, now, periodic)))
+			break;
+		if (periodic) {
 			while (next_drain <= now)
 				next_drain += interval;
 			if (progress) {
@@ -678,12 +282,10 @@ static int sample_loop(struct session *ss, uint64_t start)
 				break;
 			}
 		}
+		/* The next drain, the end, a window's end or an interval's, or the side-band's turn. */
 		wake = end && end < next_drain ? end : next_drain;
-		/* A window's end, when a request for a profile is answered; an interval's. */
-		if (ss->server && (deadline = server_tick(ss->server)) && deadline < wake)
-			wake = deadline;
-		if ((err = end_intervals(ss, &wake)))
-			break;
+		if ((due = sinks_due(ss)) && due < wake)
+			wake = due;
 		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
@@ -692,88 +294,12 @@ static int sample_loop(struct session *ss, uint64_t start)
 		err = 0;
 		read_sideband(ss);
 	}
-	if (!stop_signal)
-		stop_ns = now_ns();	/* the duration ended or the targets are gone */
+	stop_now();	/* unless a signal did: the duration ended or the targets are gone */
 	if (progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (stop_signal)
 		debug("stopping on signal %d", (int)stop_signal);
 	return err;
-}
-
-/* The machine can run us: capabilities and kernel BTF. */
-static int check_machine(const struct options *o)
-{
-	struct rlimit nofile;
-
-	/* Every file a process maps stays open until it is read: allow what root may. */
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
-	if (!can_profile() && geteuid() == 0)
-		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF, which "
-			     "this root process lacks; run it with them, e.g. not in a container that "
-			     "drops them");
-	if (!can_profile())
-		return error("need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to sample with BPF; "
-			     "run as root, e.g. sudo bpfprof");
-	return check_btf(o->btf ? o->btf : DEFAULT_BTF);
-}
-
-/* Opens every output now, so an unwritable one fails before sampling. */
-static struct output_file *open_outputs(const struct options *o)
-{
-	struct output_file *out = xcalloc(o->noutputs + 1, sizeof(*out));	/* none with --listen */
-	size_t i;
-	char *path;
-	int err;
-
-	for (i = 0; i < o->noutputs; i++) {
-		/* --rotate: each interval's file is opened as it is written; tried once now. */
-		path = o->rotate ? rotated_name(o->outputs[i].path, wall_ns()) : NULL;
-		err = output_open(&out[i], path ? path : o->outputs[i].path);
-		if (!err && path)
-			output_abort(&out[i]);
-		free(path);
-		if (err) {
-			while (i-- > 0)
-				output_abort(&out[i]);
-			free(out);
-			return NULL;
-		}
-	}
-	return out;
-}
-
-/* Writes the profile in each format and puts each file in place; 0 or -1. */
-static int write_outputs(const struct options *o, struct output_file *out, const struct profile *p)
-{
-	struct write_options wo = { .per_pid = o->per_pid };
-	int rc = 0, err;
-	size_t i;
-
-	for (i = 0; i < o->noutputs; i++) {
-		const struct output_spec *spec = &o->outputs[i];
-
-		err = format_writer(spec->format)(out[i].f, p, &wo);
-		if (!err)
-			err = output_commit(&out[i]);
-		if (err) {
-			/* A file renamed into place only when whole is as it was; a pipe is not. */
-			bool renamed = spec->path && !out[i].in_place;
-
-			rc = error("cannot write %s output to %s%s%s: %s; %s", format_name(spec->format),
-				   spec->path ? "'" : "stdout", spec->path ? spec->path : "",
-				   !spec->path ? "" : renamed ? "' (left as it was)" : "'", strerror(-err),
-				   err == -ENOSPC || err == -EDQUOT
-					   ? "free some space, or give -o a file on another file system"
-				   : err == -EPIPE ? "its reader exited first: let it read to the end"
-						   : "check the device, or give -o another path");
-			output_abort(&out[i]);
-		}
-	}
-	return rc;
 }
 
 /* --unwind auto: a table the walk needs now, for a program started during the run. */
@@ -905,13 +431,74 @@ static void use_python(struct session *ss)
 	ss->coll.python = ss->python;
 }
 
+/* --rotate, --push, --listen: each a sink of windows of the profile, from start_ns. */
+static int start_sinks(struct session *ss, struct profile *prof, uint64_t start_ns)
+{
+	const struct options *o = ss->o;
+	struct sink *k;
+
+	if (o->rotate)
+		add_sink(ss, rotation_start(o, prof, start_ns, prof->start_wall_ns));
+	if (o->push) {
+		if (!(k = pusher_start(o, prof, start_ns, prof->start_wall_ns)))
+			return -1;
+		add_sink(ss, k);
+	}
+	if (o->listen) {
+		struct sampler_stats st;
+
+		if (!(ss->server = server_start(o->listen, prof)))
+			return -1;
+		add_sink(ss, server_sink(ss->server));
+		sampler_stats(ss->sampler, &st);
+		publish_metrics(ss, &st);
+		sampler_stats_release(&st);
+	}
+	return 0;
+}
+
+/* What the session's parts say of themselves at the end, for the summary. */
+static void gather_figures(struct session *ss, struct run_figures *f)
+{
+	f->sideband_lost = ss->sideband ? sideband_lost(ss->sideband) : 0;
+	memcpy(f->unwinds, ss->coll.unwinds, sizeof(f->unwinds));
+	f->tables.built = ss->tables.built;
+	f->tables.shared = ss->tables.shared;
+	f->tables.empty = ss->tables.empty;
+	f->tables.no_room = ss->tables.no_room;
+	f->tables.rows = ss->tables.rows_used;
+	f->tables.build_ns = ss->tables.build_ns;
+	f->tables.bytes = unwind_tables_bytes(&ss->tables);
+	f->tables.proc_bytes = sampler_proc_maps_bytes(ss->sampler);
+	python_stats(ss->python, &f->py);
+}
+
+/*
+ * Sampling is over: the program detached and its last samples read, then
+ * the sinks' last windows end at the detach (end_ns) and the sinks go.
+ */
+static int finish_sampling(struct session *ss, struct profile *prof, uint64_t end_ns,
+			   struct sampler_stats *st, struct run_figures *f)
+{
+	if (sampler_stop(ss->sampler))
+		return -1;
+	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6, stop_cause());
+	symbolizer_name_late_jit(&ss->sym, prof);
+	sampler_stats(ss->sampler, st);
+	collector_add_lost_since(&ss->coll, st->total);
+	tell_sinks(ss, end_ns, prof->start_wall_ns + prof->duration_ns, true);
+	/* --push: what is left sent, for a bounded time. */
+	free_sinks(ss, f);
+	gather_figures(ss, f);
+	return 0;
+}
+
 /* Attaches, samples, detaches: the profile holds every sample taken. */
 static int profile_machine(const struct options *o, int cgroup_fd, struct profile *prof,
-			   struct sampler_stats *st, bool *write_failed)
+			   struct sampler_stats *st, struct run_figures *f, bool *write_failed)
 {
 	struct sampler_config cfg;
 	struct session ss = { .o = o, .cgroup_fd = cgroup_fd };
-	struct rotation rotation;
 	uint64_t end;
 	uint64_t start;
 	int err = -1;
@@ -936,76 +523,25 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	prof->start_wall_ns = wall_ns();
 	prof->command_line = xstrdup(o->command_line);
 	start = now_ns();
-	ss.coll.folding = folding;
-	ss.coll.folding_ctx = &ss;
 	/* An agent writing no whole-run profile keeps only what its windows need. */
 	ss.coll.trim_only = (o->listen || o->push || o->rotate) && (!o->noutputs || o->rotate);
-	if (o->rotate) {
-		rotation_start(&rotation, o, prof, start, prof->start_wall_ns);
-		ss.rotation = &rotation;
-	}
-	if (o->push && !(ss.pusher = pusher_start(o, prof, start, prof->start_wall_ns)))
+	if (start_sinks(&ss, prof, start))
 		goto out;
-	if (o->listen) {
-		if (!(ss.server = server_start(o->listen, prof, drain_for_window, &ss)))
-			goto out;
-		sampler_stats(ss.sampler, st);
-		publish_metrics(&ss, st);
-		sampler_stats_release(st);
-	}
 	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
 	debug("timing: attached %.0f ms after exec, at %.6f s wall clock", ms_since_exec(),
 	      prof->start_wall_ns / 1e9);
 	debug("sampling %zu CPUs at %u Hz", o->ncpus, o->frequency);
 	err = sample_loop(&ss, start);
-	/* Requests still open are answered: bpfprof is stopping. */
-	server_stop(ss.server);
-	ss.server = NULL;
-	writing = 1;
+	stop_writing_on_signal(1);
 	/* Sampling ends at the detach, sampler_stop's first step: the last drain is not sampling time. */
 	end = now_ns();
 	prof->duration_ns = end - start;
 	debug("timing: sampled %.3f s", prof->duration_ns / 1e9);
-	if (sampler_stop(ss.sampler) || err) {
+	if (err || finish_sampling(&ss, prof, end, st, f))
 		err = -1;
-		goto out;
-	}
-	debug("timing: last drain read %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
-	      stop_signal ? "the stop signal" : "sampling ended");
-	symbolizer_name_late_jit(&ss.sym, prof);
-	sampler_stats(ss.sampler, st);
-	st->sideband_lost = ss.sideband ? sideband_lost(ss.sideband) : 0;
-	add_lost(&ss, st);
-	/* --push: the last interval, to the detach, and what is left sent (for a bounded time). */
-	if (ss.pusher) {
-		pusher_rotate(ss.pusher, end, prof->start_wall_ns + prof->duration_ns, true);
-		pusher_stop(ss.pusher, &st->push);
-		st->pushed = true;
-		ss.pusher = NULL;
-	}
-	/* --rotate: the last interval, to the detach. */
-	if (ss.rotation) {
-		if (rotation_rotate(ss.rotation, end, prof->start_wall_ns + prof->duration_ns, true))
-			ss.write_failed = true;
-		ss.rotation = NULL;
-	}
-	memcpy(st->unwinds, ss.coll.unwinds, sizeof(st->unwinds));
-	st->tables.built = ss.tables.built;
-	st->tables.shared = ss.tables.shared;
-	st->tables.empty = ss.tables.empty;
-	st->tables.no_room = ss.tables.no_room;
-	st->tables.rows = ss.tables.rows_used;
-	st->tables.build_ns = ss.tables.build_ns;
-	st->tables.bytes = unwind_tables_bytes(&ss.tables);
-	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
-	python_stats(ss.python, &st->py);
 out:
-	if (ss.rotation)
-		series_release(&ss.rotation->series);
-	if (ss.pusher)
-		pusher_stop(ss.pusher, &st->push);
+	free_sinks(&ss, NULL);
 	*write_failed = ss.write_failed;
-	server_stop(ss.server);
 	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
 	python_free(ss.python);
 	ss.sym.python = ss.coll.python = NULL;
@@ -1016,21 +552,21 @@ out:
 	unwind_tables_release(&ss.tables);
 	if (!err)
 		debug("timing: detached and symbols freed %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
-		      stop_signal ? "the stop signal" : "sampling ended");
+		      stop_cause());
 	return err;
 }
 
 int record(const struct options *o)
 {
 	struct sampler_stats st = { 0 };
+	struct run_figures figures = { 0 };
 	struct output_file *out;
 	struct profile prof;
 	int cgroup_fd = -1, rc = EXIT_RUNTIME;
 	bool write_failed = false;
-	size_t i;
 
 	verbose = o->verbose;
-	if (check_machine(o) || !(out = open_outputs(o)))
+	if (check_machine(o->btf) || !(out = outputs_open(o)))
 		return EXIT_RUNTIME;
 	if (o->cgroup_path) {
 		cgroup_fd = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1039,21 +575,18 @@ int record(const struct options *o)
 			      o->cgroup_path, strerror(errno));
 	}
 	libbpf_set_print(libbpf_print);
-	catch_signals();
+	catch_stop_signals();
 	profile_init(&prof);
 	if ((!o->cgroup_path || cgroup_fd >= 0) &&
-	    !profile_machine(o, cgroup_fd, &prof, &st, &write_failed)) {
+	    !profile_machine(o, cgroup_fd, &prof, &st, &figures, &write_failed)) {
 		/* --rotate: every file is written already. */
-		rc = write_failed || (!o->rotate && write_outputs(o, out, &prof)) ? EXIT_RUNTIME : 0;
-		writing = 0;
+		rc = write_failed || (!o->rotate && outputs_write(o, out, &prof)) ? EXIT_RUNTIME : 0;
+		stop_writing_on_signal(0);
 		debug("timing: outputs written %.1f ms after %s", (now_ns() - stop_ns) / 1e6,
-		      stop_signal ? "the stop signal" : "sampling ended");
-		summarize(o, &prof, &st, prof.duration_ns / 1e9);
+		      stop_cause());
+		summarize(o, &prof, &st, &figures, prof.duration_ns / 1e9);
 	}
-	/* Outputs already in place are untouched; the rest lose their temporary files. */
-	for (i = 0; i < o->noutputs; i++)
-		output_abort(&out[i]);
-	free(out);
+	outputs_release(o, out);
 	sampler_stats_release(&st);
 	profile_release(&prof);
 	if (cgroup_fd >= 0)

@@ -44,14 +44,6 @@ char *rotated_name(const char *path, uint64_t wall_ns)
 	return strbuf_detach(&sb);
 }
 
-void rotation_start(struct rotation *r, const struct options *o, const struct profile *session,
-		    uint64_t start_ns, uint64_t start_wall_ns)
-{
-	memset(r, 0, sizeof(*r));
-	r->o = o;
-	series_start(&r->series, session, o->rotate, start_ns, start_wall_ns);
-}
-
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -114,51 +106,76 @@ static void keep_newest(const char *path, uint32_t keep)
 	strbuf_release(&victim);
 }
 
+/* Every -o's files, each interval's under its own name, the oldest let go past --keep. */
+struct rotation {
+	struct sink sink;
+	const struct options *o;
+	struct window_series series;
+};
+
 /* The interval's profile in each -o's format, under its rotated name. */
 static int write_interval(struct rotation *r)
 {
 	struct write_options wo = { .per_pid = r->o->per_pid };
+	struct profile *p = &r->series.window.profile;
 	struct output_file out;
-	int rc = 0, err;
+	int rc = 0;
 	size_t i;
 	char *path;
-	struct profile *p = &r->series.window.profile;
 
 	p->command_line = p->command_line ? p->command_line : xstrdup(r->o->command_line);
 	for (i = 0; i < r->o->noutputs; i++) {
 		const struct output_spec *spec = &r->o->outputs[i];
 
 		path = rotated_name(spec->path, p->start_wall_ns);
-		/* output_open says why it cannot; the rest is said here. */
-		if (!(err = output_open(&out, path))) {
-			err = format_writer(spec->format)(out.f, p, &wo);
-			if (!err)
-				err = output_commit(&out);
-			if (err) {
-				error("cannot write '%s': %s; check the device, or give -o another path",
-				      path, strerror(-err));
-				output_abort(&out);
-			}
-		}
-		if (err) {
-			r->failed++;
+		/* output_open and output_write say why they cannot. */
+		if (output_open(&out, path) || output_write(&out, path, p, spec->format, &wo))
 			rc = -1;
-		} else {
-			r->written++;
-			if (r->o->keep)
-				keep_newest(spec->path, r->o->keep);
-		}
+		else if (r->o->keep)
+			keep_newest(spec->path, r->o->keep);
 		free(path);
 	}
 	return rc;
 }
 
-int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+static uint64_t rotation_due(struct sink *k)
 {
+	return ((struct rotation *)k)->series.due_ns;
+}
+
+static int rotation_drained(struct sink *k, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	struct rotation *r = (struct rotation *)k;
 	int rc;
 
+	if (!last && flip_ns < r->series.due_ns)
+		return 0;
 	series_close(&r->series, flip_ns);
 	rc = write_interval(r);
 	series_next(&r->series, flip_ns, flip_wall_ns, last);
 	return rc;
+}
+
+static void rotation_free(struct sink *k, struct run_figures *f)
+{
+	struct rotation *r = (struct rotation *)k;
+
+	(void)f;
+	series_release(&r->series);
+	free(r);
+}
+
+static const struct sink_ops rotation_ops = {
+	.due = rotation_due, .drained = rotation_drained, .free = rotation_free,
+};
+
+struct sink *rotation_start(const struct options *o, struct profile *session, uint64_t start_ns,
+			    uint64_t start_wall_ns)
+{
+	struct rotation *r = xcalloc(1, sizeof(*r));
+
+	r->sink.ops = &rotation_ops;
+	r->o = o;
+	series_start(&r->series, session, o->rotate, start_ns, start_wall_ns);
+	return &r->sink;
 }

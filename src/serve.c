@@ -34,11 +34,11 @@ struct request {
 };
 
 struct server {
+	struct sink sink;
 	struct MHD_Daemon *daemon;
 	int listen_fd;
-	const struct profile *session;
-	void (*drain)(void *ctx);
-	void *ctx;
+	struct profile *session;
+	struct request *fresh;		/* taken from the queue, windows to open at the next drain */
 	struct request *open;		/* windows the session's thread keeps open */
 	pthread_mutex_t lock;		/* for what follows, shared by both threads */
 	struct request *queued;		/* new requests, for the session's thread */
@@ -311,8 +311,9 @@ static void say_listening(int fd, int family)
 		family == AF_INET6 ? "[" : "", host, family == AF_INET6 ? "]" : "", port);
 }
 
-struct server *server_start(const char *addr, const struct profile *session,
-			    void (*drain)(void *ctx), void *ctx)
+static const struct sink_ops server_ops;
+
+struct server *server_start(const char *addr, struct profile *session)
 {
 	sigset_t all, old;
 	struct server *s;
@@ -321,10 +322,9 @@ struct server *server_start(const char *addr, const struct profile *session,
 	if ((fd = listen_on(addr, &family)) < 0)
 		return NULL;
 	s = xcalloc(1, sizeof(*s));
+	s->sink.ops = &server_ops;
 	s->listen_fd = fd;
 	s->session = session;
-	s->drain = drain;
-	s->ctx = ctx;
 	pthread_mutex_init(&s->lock, NULL);
 	/* Its thread blocks every signal: they stay the session's (a stop, the writing's end). */
 	sigfillset(&all);
@@ -373,59 +373,96 @@ static void answer_window(struct request *r, uint64_t end_ns)
 	MHD_resume_connection(r->conn);
 }
 
-uint64_t server_tick(struct server *s)
+struct sink *server_sink(struct server *s)
 {
-	struct request *fresh, *r, **p;
-	uint64_t now, wall, next = 0;
-	bool due = false;
-
-	pthread_mutex_lock(&s->lock);
-	fresh = s->queued;
-	s->queued = NULL;
-	pthread_mutex_unlock(&s->lock);
-	/*
-	 * Samples taken before a request are not its window's: a drain, whose
-	 * flip of the maps (its first step, now) is where the window begins.
-	 */
-	now = now_ns();
-	wall = wall_ns();
-	if (fresh)
-		s->drain(s->ctx);
-	while ((r = fresh)) {
-		fresh = r->next;
-		window_open(&r->window, s->session, now, wall, r->tgid, r->cgroup);
-		r->end_ns = now + (uint64_t)(r->seconds * 1e9);
-		r->next = s->open;
-		s->open = r;
-	}
-	now = now_ns();
-	for (r = s->open; r; r = r->next)
-		due |= r->end_ns <= now;
-	/* Every sample of a window's seconds in it: a drain as it ends, its flip now. */
-	if (due)
-		s->drain(s->ctx);
-	for (p = &s->open; (r = *p);) {
-		if (r->end_ns <= now) {
-			*p = r->next;
-			answer_window(r, now);
-			continue;
-		}
-		if (!next || r->end_ns < next)
-			next = r->end_ns;
-		p = &r->next;
-	}
-	return next;
+	return &s->sink;
 }
 
-void server_folding(struct server *s, bool done)
+/* Requests the server thread queued, now the session thread's (fresh). */
+static void take_queued(struct server *s)
 {
 	struct request *r;
 
+	pthread_mutex_lock(&s->lock);
+	while ((r = s->queued)) {
+		s->queued = r->next;
+		r->next = s->fresh;
+		s->fresh = r;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Now, when a request came: its window begins at a drain's flip; else the next window's end. */
+static uint64_t server_due(struct sink *k)
+{
+	struct server *s = (struct server *)k;
+	struct request *r;
+	uint64_t next = 0;
+
+	take_queued(s);
+	if (s->fresh)
+		return 1;
 	for (r = s->open; r; r = r->next)
-		if (done)
-			window_rebase(&r->window);
-		else
-			window_flush(&r->window);
+		if (!next || r->end_ns < next)
+			next = r->end_ns;
+	return next;
+}
+
+/* Answers r at once: bpfprof is stopping. */
+static void refuse_stopping(struct request *r)
+{
+	r->status = 503;
+	r->type = "text/plain; charset=utf-8";
+	r->body = reason(&r->len, "bpfprof is stopping; ask again when it runs");
+	MHD_resume_connection(r->conn);
+}
+
+/* No window opens or ends from now on: what is queued or open is answered 503. */
+static void stop_serving(struct server *s)
+{
+	struct request *r;
+
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->lock);
+	take_queued(s);
+	while ((r = s->fresh)) {
+		s->fresh = r->next;
+		refuse_stopping(r);
+	}
+	while ((r = s->open)) {
+		s->open = r->next;
+		window_release(&r->window);
+		refuse_stopping(r);
+	}
+}
+
+/* Windows whose seconds are over end at the flip; new requests' windows begin there. */
+static int server_drained(struct sink *k, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
+{
+	struct server *s = (struct server *)k;
+	struct request *r, **p;
+
+	if (last) {
+		stop_serving(s);
+		return 0;
+	}
+	for (p = &s->open; (r = *p);) {
+		if (r->end_ns <= flip_ns) {
+			*p = r->next;
+			answer_window(r, flip_ns);
+			continue;
+		}
+		p = &r->next;
+	}
+	while ((r = s->fresh)) {
+		s->fresh = r->next;
+		window_open(&r->window, s->session, flip_ns, flip_wall_ns, r->tgid, r->cgroup);
+		r->end_ns = flip_ns + (uint64_t)(r->seconds * 1e9);
+		r->next = s->open;
+		s->open = r;
+	}
+	return 0;
 }
 
 void server_set_metrics(struct server *s, const char *text)
@@ -438,37 +475,14 @@ void server_set_metrics(struct server *s, const char *text)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Answers r at once: bpfprof is stopping. */
-static void refuse_stopping(struct request *r)
+/* What is still open answered 503, the answers out for up to a second, the server stopped. */
+static void server_free(struct sink *k, struct run_figures *f)
 {
-	r->status = 503;
-	r->type = "text/plain; charset=utf-8";
-	r->body = reason(&r->len, "bpfprof is stopping; ask again when it runs");
-	MHD_resume_connection(r->conn);
-}
-
-void server_stop(struct server *s)
-{
-	struct request *r, *fresh;
+	struct server *s = (struct server *)k;
 	unsigned profiles, i;
 
-	if (!s)
-		return;
-	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
-	fresh = s->queued;
-	s->queued = NULL;
-	pthread_mutex_unlock(&s->lock);
-	while ((r = fresh)) {
-		fresh = r->next;
-		refuse_stopping(r);
-	}
-	while ((r = s->open)) {
-		s->open = r->next;
-		window_release(&r->window);
-		refuse_stopping(r);
-	}
-	/* The answers out, for up to a second. */
+	(void)f;
+	stop_serving(s);
 	for (i = 0; i < 100; i++) {
 		pthread_mutex_lock(&s->lock);
 		profiles = s->profiles;
@@ -483,3 +497,7 @@ void server_stop(struct server *s)
 	free(s->metrics);
 	free(s);
 }
+
+static const struct sink_ops server_ops = {
+	.due = server_due, .drained = server_drained, .free = server_free,
+};

@@ -18,7 +18,23 @@ static void take_base(struct window *w)
 		w->base[i] = s->samples[i].count;
 }
 
-void window_open(struct window *w, const struct profile *session, uint64_t start_ns,
+static void before_fold(void *ctx)
+{
+	window_flush(ctx);
+}
+
+/* The session's ids are new: so are the ids copied so far, and its counts are as they are now. */
+static void after_fold(void *ctx, const struct profile_renumbering *r)
+{
+	struct window *w = ctx;
+
+	(void)r;
+	profile_copy_release(&w->copy);
+	profile_copy_init(&w->copy, &w->profile, w->session);
+	take_base(w);
+}
+
+void window_open(struct window *w, struct profile *session, uint64_t start_ns,
 		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup)
 {
 	memset(w, 0, sizeof(*w));
@@ -35,6 +51,8 @@ void window_open(struct window *w, const struct profile *session, uint64_t start
 	w->cgroup = cgroup ? xstrdup(cgroup) : NULL;
 	w->start_ns = start_ns;
 	take_base(w);
+	w->fold = (struct fold_listener){ .before = before_fold, .after = after_fold, .ctx = w };
+	profile_on_fold(session, &w->fold);
 }
 
 /* Sample s is in the window's cgroup, or one below it. */
@@ -68,14 +86,6 @@ void window_flush(struct window *w)
 	take_base(w);
 }
 
-void window_rebase(struct window *w)
-{
-	/* The session's ids are new: so are the ids copied so far. */
-	profile_copy_release(&w->copy);
-	profile_copy_init(&w->copy, &w->profile, w->session);
-	take_base(w);
-}
-
 void window_close(struct window *w, uint64_t end_ns)
 {
 	window_flush(w);
@@ -84,6 +94,8 @@ void window_close(struct window *w, uint64_t end_ns)
 
 void window_release(struct window *w)
 {
+	if (w->session)
+		profile_off_fold(w->session, &w->fold);
 	profile_copy_release(&w->copy);
 	profile_release(&w->profile);
 	free(w->base);
@@ -97,7 +109,7 @@ static void set_due(struct window_series *s, uint64_t now, uint64_t wall)
 	s->due_ns = now + ((wall / s->every_ns + 1) * s->every_ns - wall);
 }
 
-void series_start(struct window_series *s, const struct profile *session, double every_s,
+void series_start(struct window_series *s, struct profile *session, double every_s,
 		  uint64_t start_ns, uint64_t start_wall_ns)
 {
 	window_open(&s->window, session, start_ns, start_wall_ns, 0, NULL);
@@ -112,23 +124,13 @@ void series_close(struct window_series *s, uint64_t flip_ns)
 
 void series_next(struct window_series *s, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
 {
-	const struct profile *session = s->window.session;
+	struct profile *session = s->window.session;
 
 	window_release(&s->window);
 	if (last)
 		return;
 	window_open(&s->window, session, flip_ns, flip_wall_ns, 0, NULL);
 	set_due(s, flip_ns, flip_wall_ns);
-}
-
-void series_folding(struct window_series *s, bool done)
-{
-	if (!s->window.session)
-		return;
-	if (done)
-		window_rebase(&s->window);
-	else
-		window_flush(&s->window);
 }
 
 void series_release(struct window_series *s)

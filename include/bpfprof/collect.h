@@ -14,6 +14,9 @@
 #include "bpfprof/sampler.h"
 #include "bpfprof/symbolize.h"
 
+/* The causes of lost samples, each a frame of its own: collisions, two maps full, the ring full. */
+#define LOST_CAUSES 4
+
 struct cached_stack {
 	uint64_t key;		/* the sampler's cache_key */
 	uint32_t tgid;		/* 0 for kernel stacks: the same in every process */
@@ -42,11 +45,11 @@ struct collector {
 	 * its counts are let go and what no sample uses any more with them.
 	 */
 	bool trim_only;
-	/* Told before a fold of the profile (done false) and after it (windows of it). */
-	void (*folding)(void *ctx, bool done);
-	void *folding_ctx;
+	uint64_t lost_added[LOST_CAUSES];	/* lost samples already in the profile */
+	struct fold_listener fold;	/* its cache names old ids after a fold */
 };
 
+/* Collects into p, named by s: both follow p's folds from now until the release. */
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s);
 void collector_release(struct collector *c);
 /* A sample_fn: ctx is the collector. */
@@ -60,5 +63,11 @@ void collector_add(void *ctx, const struct raw_sample *rs);
 void collector_after_drain(struct collector *c, uint64_t now);
 /* count samples that exist only as a number, under a frame named label. */
 void collector_add_lost(struct collector *c, const char *label, uint64_t count);
+/*
+ * The samples lost since the last call, by the sampler's totals (struct
+ * sampler_stats' total[]), each cause under its "[lost: ...]" frame:
+ * windows of the profile have theirs too.
+ */
+void collector_add_lost_since(struct collector *c, const uint64_t *total);
 
 #endif

@@ -38,6 +38,9 @@ int format_parse(const char *name);
 /* The format a file name implies (.pb.gz, .pprof, .svg, callgrind.out*), or -1. */
 int format_of_path(const char *path);
 writer_fn *format_writer(enum output_format f);
+/* The one entry for writing: profile p in format f to out; 0 or -errno. */
+int write_profile(FILE *out, const struct profile *p, enum output_format f,
+		  const struct write_options *o);
 bool format_is_binary(enum output_format f);
 
 /*
@@ -76,6 +79,13 @@ int output_open(struct output_file *o, const char *path);
 int output_commit(struct output_file *o);
 /* Removes the temporary file. */
 void output_abort(struct output_file *o);
+/*
+ * p in format f into the opened o, put in place; on failure one line says
+ * why (of name, the path as given; NULL: stdout) and what to do, o is
+ * aborted, and the negative errno returned.
+ */
+int output_write(struct output_file *o, const char *name, const struct profile *p,
+		 enum output_format f, const struct write_options *wo);
 /* Removes every temporary file not yet in place; async-signal-safe. */
 void output_remove_temps(void);
 

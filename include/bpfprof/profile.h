@@ -137,6 +137,9 @@ struct profile {
 	/* Processes and threads whose samples were folded into PROF_PID_EXITED. */
 	uint64_t exited_pids, exited_tids;
 
+	/* Whoever keeps this profile's ids, told around each fold (profile_on_fold). */
+	struct fold_listener *fold_listeners;
+
 	/* What the run was. */
 	enum profile_kind kind;
 	uint64_t start_wall_ns;	/* wall clock when sampling started */
@@ -193,24 +196,49 @@ void profile_add_sample(struct profile *p, const struct prof_sample *s);
 
 uint64_t profile_total(const struct profile *p);
 
-/* Old ids to new after profile_fold(); ITAB_NONE: let go. Owned by the caller. */
+/* Old ids to new after profile_fold(); ITAB_NONE: let go. */
 struct profile_renumbering {
 	uint32_t *mappings, *locations;
 };
 
 /*
- * Bounds what processes that come and go leave behind. What gone(ctx, pid)
- * says has exited (and had all its samples named) is folded into what
- * outlives it: its mappings of a file with a build ID into one mapping of
- * that file (pid 0, at the first such mapping's addresses), its locations
- * into that mapping's, and, unless keep_pids, its samples' pid and tid into
- * PROF_PID_EXITED. Samples with no count, and everything no sample uses,
- * are let go. The profile is built again, so every mapping, location and
- * stack id changes: *r says how.
+ * Whoever keeps ids of a profile (a window's copy of it, the symbolizer's
+ * locations, the collector's cache of named stacks, a runtime's frames)
+ * registers once and is told around every fold: before(ctx) while the ids
+ * are still the old ones (a window copies what it has not yet), after(ctx,
+ * r) with how they changed (r is borrowed for the call). Either may be
+ * NULL. A holder leaves (profile_off_fold) before it goes away; one that
+ * did not register keeps ids a fold has made wrong, so register at init.
  */
-void profile_fold(struct profile *p, bool (*gone)(void *ctx, uint32_t pid), void *ctx,
-		  bool keep_pids, struct profile_renumbering *r);
-void profile_renumbering_release(struct profile_renumbering *r);
+struct fold_listener {
+	void (*before)(void *ctx);
+	void (*after)(void *ctx, const struct profile_renumbering *r);
+	void *ctx;
+	struct fold_listener *next;	/* the profile's list */
+};
+
+void profile_on_fold(struct profile *p, struct fold_listener *l);
+void profile_off_fold(struct profile *p, struct fold_listener *l);
+
+/* What a fold lets go of. */
+struct fold_rule {
+	bool (*gone)(void *ctx, uint32_t pid);	/* process pid exited, all its samples named */
+	void *ctx;
+	bool keep_pids;		/* --per-pid: exited processes' samples keep their pids */
+	bool trim;		/* every count let go first: only what is distinct and named stays */
+};
+
+/*
+ * Bounds what processes that come and go leave behind. What rule->gone
+ * says has exited is folded into what outlives it: its mappings of a file
+ * with a build ID into one mapping of that file (pid 0, at the first such
+ * mapping's addresses), its locations into that mapping's, and, unless
+ * keep_pids, its samples' pid and tid into PROF_PID_EXITED. Samples with no
+ * count, and everything no sample uses, are let go. The profile is built
+ * again, so every mapping, location and stack id changes: the listeners are
+ * told before and after, in the order they registered.
+ */
+void profile_fold(struct profile *p, const struct fold_rule *rule);
 
 /*
  * Copying samples from one profile (src) into another (dst): what a sample

@@ -18,6 +18,7 @@
 
 #include "bpfprof/cli.h"
 #include "bpfprof/profile.h"
+#include "bpfprof/sink.h"
 #include "bpfprof/window.h"
 
 #define PUSH_QUEUE 360		/* intervals waiting: an hour of 10 s */
@@ -27,16 +28,12 @@ struct push_stats {
 	uint64_t sent, retries, rejected, dropped, unsent;	/* intervals (retries: attempts) */
 };
 
-struct pusher;
-
-/* Starts pushing the session's profile from now (start_ns, start_wall_ns); NULL if libcurl cannot. */
-struct pusher *pusher_start(const struct options *o, const struct profile *session,
-			    uint64_t start_ns, uint64_t start_wall_ns);
-/* Its intervals: due_ns says when the current one ends. */
-struct window_series *pusher_series(struct pusher *p);
-/* Ends the interval at flip_ns (a drain's flip, just done) and queues it; the next begins, unless last. */
-void pusher_rotate(struct pusher *p, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
-/* Sends what is left (for up to PUSH_STOP_S), stops the thread, says how it went. */
-void pusher_stop(struct pusher *p, struct push_stats *st);
+/*
+ * An interval sink (sink.h) pushing the session's intervals from start_ns
+ * (the wall clock start_wall_ns); its figures are the summary's push
+ * line. NULL if it cannot start (said).
+ */
+struct sink *pusher_start(const struct options *o, struct profile *session, uint64_t start_ns,
+			  uint64_t start_wall_ns);
 
 #endif

@@ -13,24 +13,17 @@
 #include <stdint.h>
 
 #include "bpfprof/cli.h"
+#include "bpfprof/sink.h"
 #include "bpfprof/window.h"
 
-struct rotation {
-	const struct options *o;
-	struct window_series series;
-	uint32_t written, failed;	/* files */
-};
-
-/* The first interval, from now (start_ns, start_wall_ns: the session's start). */
-void rotation_start(struct rotation *r, const struct options *o, const struct profile *session,
-		    uint64_t start_ns, uint64_t start_wall_ns);
 /*
- * Ends the interval at flip_ns (a drain's flip, just done; flip_wall_ns the
- * wall clock then): its files written, older ones beyond --keep removed;
- * the next interval begins there, unless last. 0, or -1 if a file could
- * not be written (said).
+ * An interval sink (sink.h): the first interval from start_ns (on the wall
+ * clock start_wall_ns, the session's start). Each ends at a drain's flip:
+ * its files written, older ones beyond --keep removed, the next begun
+ * there; a file that cannot be written is said and the drain reports -1.
  */
-int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
+struct sink *rotation_start(const struct options *o, struct profile *session, uint64_t start_ns,
+			    uint64_t start_wall_ns);
 /* The rotated name of path for an interval that began at wall_ns, malloc'd. */
 char *rotated_name(const char *path, uint64_t wall_ns);
 

@@ -20,7 +20,6 @@
 #include <linux/types.h>
 
 #include "bpfprof/procs.h"
-#include "bpfprof/push.h"
 #include "bpfprof/sample.h"
 #include "bpfprof/unwind.h"
 
@@ -111,18 +110,8 @@ struct sampler_stats {
 	uint64_t received_off_ns;	/* off-CPU nanoseconds sent whole and read */
 	uint64_t drains;
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
-	uint64_t sideband_lost;		/* side-band records the kernel dropped (set by the caller) */
-	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how they ended (set by the caller) */
 	bool walking;			/* user stacks were walked with unwind tables */
-	struct {			/* --unwind auto: the tables (set by the caller) */
-		uint32_t built, shared, empty, no_room;	/* files */
-		uint64_t rows, build_ns;
-		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
-	} tables;
 	bool python;			/* Python processes' frames were read */
-	struct python_stats py;		/* (set by the caller) */
-	bool pushed;			/* --push: how it went (set by the caller) */
-	struct push_stats push;
 };
 
 struct sampler;

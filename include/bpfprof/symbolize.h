@@ -102,6 +102,7 @@ struct symbolizer {
 	} *late_jit;
 	uint32_t nr_late_jit, late_jit_alloc;
 	uint32_t late_jit_passes;
+	struct fold_listener fold;	/* location ids above follow the profile's folds */
 };
 
 void symbolizer_init(struct symbolizer *s);
@@ -134,8 +135,9 @@ uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns);
 void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p);
 /* For profile_fold(): whether process pid has exited and been forgotten. */
 bool symbolizer_process_gone(void *s, uint32_t pid);
-/* After profile_fold(): the profile ids the symbolizer keeps, renumbered. */
-void symbolizer_renumber(struct symbolizer *s, const struct profile_renumbering *r);
+/* The profile ids the symbolizer keeps follow p's folds (until symbolizer_off_fold). */
+void symbolizer_on_fold(struct symbolizer *s, struct profile *p);
+void symbolizer_off_fold(struct symbolizer *s, struct profile *p);
 
 /*
  * Location ids for n raw IPs, leaf first, into locs[n]. Callers' return

@@ -6,7 +6,8 @@
  * rotated file). Counts in the session's profile only grow, between folds:
  * a window keeps each sample's count as it was at its start (or its last
  * flush) and copies the difference. A fold renumbers the session's
- * samples, so every window is flushed before one and rebased after.
+ * samples, so every window is flushed before one and rebased after: each
+ * window listens to the session's folds from its open to its release.
  */
 #ifndef BPFPROF_WINDOW_H
 #define BPFPROF_WINDOW_H
@@ -19,7 +20,8 @@
 struct window {
 	struct profile profile;		/* the window's own */
 	struct profile_copy copy;	/* session ids -> the window's */
-	const struct profile *session;
+	struct profile *session;
+	struct fold_listener fold;	/* on the session: flush before a fold, rebase after */
 	uint64_t *base;			/* the session's sample counts at the last flush */
 	uint32_t nr_base;
 	uint32_t tgid;			/* only this process's samples; 0: every one */
@@ -32,12 +34,10 @@ struct window {
  * since start_ns (now_ns() clock; start_wall_ns the wall clock then), the
  * moment the session's last drain flipped the maps.
  */
-void window_open(struct window *w, const struct profile *session, uint64_t start_ns,
+void window_open(struct window *w, struct profile *session, uint64_t start_ns,
 		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup);
 /* Copies into w what the session's profile gained since the last flush. */
 void window_flush(struct window *w);
-/* After the session's profile was folded (w flushed before it): its counts, as they are now. */
-void window_rebase(struct window *w);
 /* Flushes and ends w at end_ns (the flip of the drain just done): its profile says how long it lasted. */
 void window_close(struct window *w, uint64_t end_ns);
 void window_release(struct window *w);
@@ -55,14 +55,12 @@ struct window_series {
 	uint64_t due_ns;		/* now_ns() when it ends */
 };
 /* The first window, from start_ns (start_wall_ns: the wall clock then). */
-void series_start(struct window_series *s, const struct profile *session, double every_s,
+void series_start(struct window_series *s, struct profile *session, double every_s,
 		  uint64_t start_ns, uint64_t start_wall_ns);
 /* Closes the current window at flip_ns (a drain's flip, just done): s->window.profile is its profile. */
 void series_close(struct window_series *s, uint64_t flip_ns);
 /* The closed window let go; unless last, the next one opened at flip_ns. */
 void series_next(struct window_series *s, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
-/* The session's profile is about to be folded (done false), or was (true). */
-void series_folding(struct window_series *s, bool done);
 /* The current window let go, if one is open. */
 void series_release(struct window_series *s);
 

@@ -64,6 +64,12 @@ writer_fn *format_writer(enum output_format f)
 	return formats[f].write;
 }
 
+int write_profile(FILE *out, const struct profile *p, enum output_format f,
+		  const struct write_options *o)
+{
+	return formats[f].write(out, p, o);
+}
+
 bool format_is_binary(enum output_format f)
 {
 	return formats[f].binary;
@@ -290,4 +296,24 @@ void output_abort(struct output_file *o)
 		free(o->path);
 	}
 	memset(o, 0, sizeof(*o));
+}
+
+int output_write(struct output_file *o, const char *name, const struct profile *p,
+		 enum output_format f, const struct write_options *wo)
+{
+	/* A file renamed into place only when whole is as it was; a device or pipe is not. */
+	bool renamed = name && !o->in_place;
+	int err = write_profile(o->f, p, f, wo);
+
+	if (!err)
+		err = output_commit(o);
+	if (!err)
+		return 0;
+	error("cannot write %s output to %s%s%s: %s; %s", format_name(f), name ? "'" : "stdout",
+	      name ? name : "", !name ? "" : renamed ? "' (left as it was)" : "'", strerror(-err),
+	      err == -ENOSPC || err == -EDQUOT ? "free some space, or give -o a file on another file system"
+	      : err == -EPIPE			? "its reader exited first: let it read to the end"
+						: "check the device, or give -o another path");
+	output_abort(o);
+	return err;
 }

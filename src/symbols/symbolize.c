@@ -182,8 +182,9 @@ bool symbolizer_process_gone(void *ctx, uint32_t pid)
 	return access(path, F_OK) != 0;
 }
 
-void symbolizer_renumber(struct symbolizer *s, const struct profile_renumbering *r)
+static void renumber(void *ctx, const struct profile_renumbering *r)
 {
+	struct symbolizer *s = ctx;
 	uint32_t i, kept = 0;
 	size_t j, k;
 
@@ -206,6 +207,17 @@ void symbolizer_renumber(struct symbolizer *s, const struct profile_renumbering 
 			s->late_jit[kept++] = e;
 	}
 	s->nr_late_jit = kept;
+}
+
+void symbolizer_on_fold(struct symbolizer *s, struct profile *p)
+{
+	s->fold = (struct fold_listener){ .after = renumber, .ctx = s };
+	profile_on_fold(p, &s->fold);
+}
+
+void symbolizer_off_fold(struct symbolizer *s, struct profile *p)
+{
+	profile_off_fold(p, &s->fold);
 }
 
 /*

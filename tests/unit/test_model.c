@@ -123,6 +123,51 @@ static bool pid_over_100(void *ctx, uint32_t pid)
 	return pid >= 100 && pid < 300;
 }
 
+/* What a fold told its listener: a copy of the renumbering (the fold frees its own). */
+struct told {
+	uint32_t *mappings, *locations;
+	uint32_t nr_mappings, nr_locations;
+	int before, after;
+};
+
+static void told_before(void *ctx)
+{
+	((struct told *)ctx)->before++;
+}
+
+static void told_after(void *ctx, const struct profile_renumbering *r)
+{
+	struct told *t = ctx;
+
+	t->after++;
+	free(t->mappings);
+	free(t->locations);
+	t->mappings = xmalloc(t->nr_mappings * sizeof(*t->mappings) + 1);
+	t->locations = xmalloc(t->nr_locations * sizeof(*t->locations) + 1);
+	memcpy(t->mappings, r->mappings, t->nr_mappings * sizeof(*t->mappings));
+	memcpy(t->locations, r->locations, t->nr_locations * sizeof(*t->locations));
+}
+
+/* Folds p as the collector does (exited: pids 100-299), the renumbering copied into *r. */
+static void fold_told(struct profile *p, bool keep_pids, struct profile_renumbering *r)
+{
+	struct fold_rule rule = { pid_over_100, NULL, keep_pids, false };
+	struct told t = { .nr_mappings = p->nr_mappings, .nr_locations = p->nr_locations };
+	struct fold_listener l = { .before = told_before, .after = told_after, .ctx = &t };
+
+	profile_on_fold(p, &l);
+	profile_fold(p, &rule);
+	profile_off_fold(p, &l);
+	r->mappings = t.mappings;
+	r->locations = t.locations;
+}
+
+static void renumbering_free(struct profile_renumbering *r)
+{
+	free(r->mappings);
+	free(r->locations);
+}
+
 /*
  * Churn by hand: sh 100 and sh 200 (exited) mapped /bin/sh at different
  * addresses, sh 300 still runs; 100 also had JIT code; a lost sample.
@@ -180,7 +225,7 @@ void test_fold(void)
 
 	build_churn(&p, &l100, &l200);
 	before = folded(&p, false);
-	profile_fold(&p, pid_over_100, NULL, false, &r);
+	fold_told(&p, false, &r);
 	after = folded(&p, false);
 	expect_text(after, before, "fold: the folded output does not change");
 	CHECK(profile_total(&p) == 17, "fold: every sample kept (%llu)",
@@ -209,9 +254,9 @@ void test_fold(void)
 	after = unit_write(write_pprof, &p, false, NULL);
 	CHECK(after != NULL, "fold: the folded profile writes as pprof");
 	free(after);
-	profile_renumbering_release(&r);
+	renumbering_free(&r);
 	/* Folding again changes nothing. */
-	profile_fold(&p, pid_over_100, NULL, false, &r);
+	fold_told(&p, false, &r);
 	after = folded(&p, false);
 	CHECK(p.nr_samples == 4 && p.nr_mappings == 4 && p.nr_locations == 6,
 	      "fold: folding twice is folding once (%u locations)", p.nr_locations);
@@ -220,21 +265,21 @@ void test_fold(void)
 	      (unsigned long long)p.exited_pids, (unsigned long long)p.exited_tids);
 	expect_text(after, before, "fold: the output after folding twice");
 	free(after);
-	profile_renumbering_release(&r);
+	renumbering_free(&r);
 	profile_release(&p);
 	free(before);
 
 	/* --per-pid: exited processes share locations and stacks, and keep their pids. */
 	build_churn(&p, &l100, &l200);
 	before = folded(&p, true);
-	profile_fold(&p, pid_over_100, NULL, true, &r);
+	fold_told(&p, true, &r);
 	after = folded(&p, true);
 	expect_text(after, before, "fold: the --per-pid output does not change");
 	CHECK(p.nr_samples == 5 && r.locations[l100] == r.locations[l200],
 	      "fold: with pids kept, samples stay apart and locations are shared");
 	free(before);
 	free(after);
-	profile_renumbering_release(&r);
+	renumbering_free(&r);
 	profile_release(&p);
 }
 
@@ -260,5 +305,62 @@ void test_folded(void)
 	out = folded(&p, false);
 	CHECK(!strcmp(out, ""), "folded: an empty profile writes nothing");
 	free(out);
+	profile_release(&p);
+}
+
+/* The order listeners hear of a fold in, by their numbers. */
+struct heard {
+	char log[32];
+	int n;
+};
+struct numbered {
+	struct heard *h;
+	char id;
+	struct fold_listener l;
+};
+
+static void numbered_before(void *ctx)
+{
+	struct numbered *x = ctx;
+
+	x->h->log[x->h->n++] = x->id;
+}
+
+static void numbered_after(void *ctx, const struct profile_renumbering *r)
+{
+	struct numbered *x = ctx;
+
+	(void)r;
+	x->h->log[x->h->n++] = x->id - 'a' + 'A';
+}
+
+/* Whoever registered hears of every fold, before and after, in order; whoever left, no more. */
+void test_fold_listeners(void)
+{
+	struct fold_rule rule = { pid_over_100, NULL, false, false };
+	struct numbered x[4];
+	struct heard h = { 0 };
+	struct profile p;
+	uint32_t l100, l200, i;
+
+	build_churn(&p, &l100, &l200);
+	for (i = 0; i < 4; i++) {
+		x[i] = (struct numbered){ &h, 'a' + i,
+					  { numbered_before, numbered_after, &x[i], NULL } };
+		profile_on_fold(&p, &x[i].l);
+	}
+	profile_off_fold(&p, &x[2].l);
+	profile_fold(&p, &rule);
+	expect_text(h.log, "abdABD", "fold listeners: each before, then each after, as registered");
+	CHECK(p.fold_listeners == &x[0].l, "fold listeners: kept across the fold's rebuild");
+	memset(&h, 0, sizeof(h));
+	profile_off_fold(&p, &x[0].l);
+	profile_off_fold(&p, &x[3].l);
+	rule.trim = true;
+	profile_fold(&p, &rule);
+	expect_text(h.log, "bB", "fold listeners: those that left are not told");
+	CHECK(p.nr_samples == 0 && profile_total(&p) == 0,
+	      "fold: a trim lets every count go after the listeners are told (%u samples)",
+	      p.nr_samples);
 	profile_release(&p);
 }

@@ -38,7 +38,7 @@ static bool pid_42_gone(void *ctx, uint32_t pid)
 void test_window(void)
 {
 	struct profile session;
-	struct profile_renumbering r;
+	struct fold_rule rule = { pid_42_gone, NULL, false, false };
 	struct window w, only7, cg;
 	char *got;
 
@@ -74,10 +74,8 @@ void test_window(void)
 	/* Across a fold of the session: flushed before, rebased after, nothing counted twice. */
 	window_open(&w, &session, 0, 0, 0, NULL);
 	add(&session, 0, 42, 43, 5, 0);
-	window_flush(&w);
-	profile_fold(&session, pid_42_gone, NULL, false, &r);
-	profile_renumbering_release(&r);
-	window_rebase(&w);
+	/* Not flushed by hand: the window is told of the fold, before and after. */
+	profile_fold(&session, &rule);
 	add(&session, 0, 7, 7, 6, 0);	/* stack 0 may be another id now: any stack will do */
 	window_close(&w, 5);
 	CHECK(profile_total(&w.profile) == 11 && profile_total(&session) == 32,
