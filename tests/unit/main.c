@@ -11,7 +11,7 @@
 
 #include "unit.h"
 
-int unit_count, unit_failed;
+int unit_count, unit_failed, unit_skipped;
 const char *unit_fixtures = "build/tests/fixtures";
 
 bool unit_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
@@ -29,6 +29,19 @@ bool unit_check(bool ok, const char *file, int line, const char *expr, const cha
 		printf("#   failed: %s at %s:%d\n", expr, file, line);
 	}
 	return ok;
+}
+
+void unit_skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	unit_count++;
+	unit_skipped++;
+	printf("ok %d - ", unit_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
 }
 
 static void diagnose(const char *label, const char *text)
