@@ -66,7 +66,7 @@ prof=$!
 sleep 1
 kill -INT $prof
 wait $prof
-check "SIGINT with stdout: a valid profile on stdout" '[ -n "$(folded_total "$T/stdout.folded")" ]'
+check "SIGINT with stdout: a valid profile on stdout" '[ "$(folded_total "$T/stdout.folded")" -gt 0 ]'
 
 # No temporary file is left behind, and none is renamed into place early.
 check "no temporary files left in the output directory" \
@@ -79,7 +79,7 @@ sleep 1
 watch $prof
 wait $prof
 rc=$?
-check "-d 1.5: exit 0, a valid profile" '[ $rc = 0 ] && [ -n "$(folded_total "$T/d.folded")" ]'
+check "-d 1.5: exit 0, a valid profile" '[ $rc = 0 ] && [ "$(folded_total "$T/d.folded")" -gt 0 ]'
 left_nothing "the end of -d"
 
 # 2. While writing: many distinct stacks, so there is much to write.
