@@ -33,5 +33,7 @@ void rotation_start(struct rotation *r, const struct options *o, const struct pr
 int rotation_rotate(struct rotation *r, uint64_t flip_ns, uint64_t flip_wall_ns, bool last);
 /* The rotated name of path for an interval that began at wall_ns, malloc'd. */
 char *rotated_name(const char *path, uint64_t wall_ns);
+/* --keep: removes path's rotated files but the keep newest (other names untouched). */
+void keep_newest(const char *path, uint32_t keep);
 
 #endif
