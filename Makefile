@@ -3,6 +3,7 @@
 # make            build build/bpfprof
 # make demo       install what the build needs, build, profile the system for 5 s (root)
 # make test       install what the tests need, unit and end-to-end tests (root)
+# make check      build and run the unit tests only: any user, nothing installed
 # make fuzz       every reader under libFuzzer, FUZZ_SECONDS each (FUZZ=name for one)
 # make valgrind   a short profile under valgrind's memcheck (root)
 # make soak       SOAK_MINUTES (default 10) at 999 Hz with process churn: flat RSS, fds, maps;
@@ -215,6 +216,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)O=$(O) bash tests/run.sh $(TESTS)
 
+# The unit tests alone, as any user: no packages installed, no root (the few
+# checks that need BPF or root say SKIP). They read the workloads' binaries too.
+check: $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES)
+	$(Q)O=$(O) bash tests/run.sh unit
+
 # make valgrind: a short profile of the whole machine under memcheck; any
 # invalid access or leak fails it. Kernel-filled BPF map buffers (batch
 # lookups) are unknown to valgrind's bpf() model, so values are not
@@ -390,7 +396,7 @@ demo: deps-build
 	      END { printf "demo: split_two_thirds / split_one_third = %.3f (the workload splits 2:1)\n", b ? a / b : 0 }' \
 	      $(O)/demo.folded
 
-.PHONY: all test test-build bench fuzz fuzz-build valgrind soak install uninstall clean deps deps-build \
+.PHONY: all test check test-build bench fuzz fuzz-build valgrind soak install uninstall clean deps deps-build \
 	vmlinux demo
 .DELETE_ON_ERROR:
 

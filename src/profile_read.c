@@ -319,11 +319,11 @@ static bool ids_of(const struct slices *s, uint64_t **ids)
 	return true;
 }
 
-static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, size_t len,
-		       char why[READ_WHY])
+/* The top-level fields: each table's entries as byte slices, the time and duration. */
+static int pprof_tables(struct pprof *pp, const uint8_t *buf, size_t len, char why[READ_WHY])
 {
 	struct pb r = { buf, buf + len }, b;
-	uint32_t num, i, j, value = 0;
+	uint32_t num;
 	uint64_t v;
 	bool ok;
 
@@ -347,7 +347,17 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 	if (!ids_of(&pp->functions, &pp->fn_ids) || !ids_of(&pp->locations, &pp->loc_ids) ||
 	    !ids_of(&pp->mappings, &pp->map_ids))
 		return bad(why, "pprof: ids that are 0 or not increasing (bpfprof reads its own order)");
-	/* The value to read: "samples" if the profile counts them, else the first. */
+	return 0;
+}
+
+/* The value to read: "samples" if the profile counts them, else the first. */
+static uint32_t pprof_value_index(const struct pprof *pp)
+{
+	uint32_t num, i, value = 0;
+	uint64_t v;
+	struct pb b;
+	bool ok;
+
 	for (i = 0; i < pp->types.n; i++) {
 		struct pb t = pp->types.v[i];
 
@@ -355,7 +365,17 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 			if (ok && num == 1 && pp_str_is(pp, v, "samples"))
 				value = i;
 	}
-	/* Mappings: the kernel's and JIT code's, by their names. */
+	return value;
+}
+
+/* Mappings: the kernel's and JIT code's, by their names. */
+static void pprof_mappings(struct pprof *pp)
+{
+	uint32_t num, i;
+	uint64_t v;
+	struct pb b;
+	bool ok;
+
 	pp->map_kind = xcalloc(pp->mappings.n + 1, sizeof(*pp->map_kind));
 	for (i = 0; i < pp->mappings.n; i++) {
 		struct pb m = pp->mappings.v[i];
@@ -365,7 +385,16 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 				pp->map_kind[i] = pp_str_is(pp, v, KERNEL_MAPPING) ? FRAME_KERNEL
 						: pp_str_is(pp, v, JIT_MAPPING) ? FRAME_JIT : FRAME_USER;
 	}
-	/* Functions, by name. */
+}
+
+/* Functions, by name: ours for each entry. */
+static void pprof_functions(struct profile *p, struct pprof *pp)
+{
+	uint32_t num, i;
+	uint64_t v;
+	struct pb b;
+	bool ok;
+
 	pp->fn_of = xcalloc(pp->functions.n + 1, sizeof(*pp->fn_of));
 	for (i = 0; i < pp->functions.n; i++) {
 		struct pb f = pp->functions.v[i];
@@ -388,7 +417,16 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 						   strtab_intern_n(&p->strings, s2, n2),
 						   strtab_intern_n(&p->strings, s3, n3), (uint32_t)line);
 	}
-	/* Locations: their lines' functions, kernel or not by their mapping. */
+}
+
+/* Locations: their lines' functions, kernel or not by their mapping; ours for each entry. */
+static void pprof_locations(struct profile *p, struct pprof *pp)
+{
+	uint32_t num, i;
+	uint64_t v;
+	struct pb b;
+	bool ok;
+
 	pp->loc_of = xcalloc(pp->locations.n + 1, sizeof(*pp->loc_of));
 	for (i = 0; i < pp->locations.n; i++) {
 		struct pb l = pp->locations.v[i], ln;
@@ -413,73 +451,100 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 							  profile_string(p, "[unknown]"), 0);
 		pp->loc_of[i] = frames_location(p, functions, n, kind);
 	}
-	/* Samples: their locations (leaf first, as ours), the value, the thread's labels. */
-	for (i = 0; i < pp->samples.n; i++) {
-		struct pb s = pp->samples.v[i], lb;
-		uint64_t *locs = NULL, *values = NULL;
-		uint32_t nl = 0, nv = 0, al = 0, av = 0, *stack;
-		struct prof_sample smp = { 0 };
-		uint64_t key, str, numv;
+}
 
-		while (pb_field(&s, &num, &v, &b, &ok)) {
-			if (!ok)
-				continue;
-			if ((num == 1 && !pb_each(&b, v, &locs, &nl, &al)) ||
-			    (num == 2 && !pb_each(&b, v, &values, &nv, &av))) {
-				free(locs);
-				free(values);
-				return bad(why, "pprof: a sample's locations or values are malformed");
-			}
-			if (num == 3 && b.p) {
-				lb = b;
-				key = str = numv = 0;
-				while (pb_field(&lb, &num, &v, &b, &ok))
-					if (ok)
-						switch (num) {
-						case 1: key = v; break;
-						case 2: str = v; break;
-						case 3: numv = v; break;
-						}
-				if (pp_str_is(pp, key, "comm")) {
-					size_t n;
-					const char *c = pp_str(pp, str, &n);
+/* A sample's label (lb): the thread's comm, pid or tid into smp; others ignored. */
+static void pprof_label(struct profile *p, const struct pprof *pp, struct pb lb,
+			struct prof_sample *smp)
+{
+	uint64_t key = 0, str = 0, numv = 0, v;
+	uint32_t num;
+	struct pb b;
+	bool ok;
 
-					smp.comm = strtab_intern_n(&p->strings, c, n);
-				} else if (pp_str_is(pp, key, "pid")) {
-					smp.pid = (uint32_t)numv;
-				} else if (pp_str_is(pp, key, "tid")) {
-					smp.tid = (uint32_t)numv;
-				}
+	while (pb_field(&lb, &num, &v, &b, &ok))
+		if (ok)
+			switch (num) {
+			case 1: key = v; break;
+			case 2: str = v; break;
+			case 3: numv = v; break;
 			}
-		}
-		stack = xmalloc((nl + 1) * sizeof(*stack));
-		for (j = 0; j < nl; j++) {
-			uint32_t at = by_id(pp->loc_ids, pp->locations.n, locs[j]);
+	if (pp_str_is(pp, key, "comm")) {
+		size_t n;
+		const char *c = pp_str(pp, str, &n);
 
-			if (at == ITAB_NONE) {
-				bad(why, "pprof: a sample names location %llu, which it does not have",
-				    (unsigned long long)locs[j]);
-				free(stack);
-				free(locs);
-				free(values);
-				return -EINVAL;
-			}
-			stack[j] = pp->loc_of[at];
-		}
-		smp.stack = profile_stack(p, stack, nl);
-		smp.count = value < nv ? values[value] : 0;
-		if (smp.count > MAX_COUNT) {	/* negative ones too, as they are unsigned */
-			free(stack);
-			free(locs);
-			free(values);
-			return bad(why, "pprof: a sample's value is negative or beyond 2^53");
-		}
-		if (smp.count)
-			profile_add_sample(p, &smp);
-		free(stack);
-		free(locs);
-		free(values);
+		smp->comm = strtab_intern_n(&p->strings, c, n);
+	} else if (pp_str_is(pp, key, "pid")) {
+		smp->pid = (uint32_t)numv;
+	} else if (pp_str_is(pp, key, "tid")) {
+		smp->tid = (uint32_t)numv;
 	}
+}
+
+/* One sample: its locations (leaf first, as ours), value number value, the thread's labels. */
+static int pprof_sample(struct profile *p, const struct pprof *pp, struct pb s, uint32_t value,
+			char why[READ_WHY])
+{
+	uint64_t *locs = NULL, *values = NULL, v;
+	uint32_t nl = 0, nv = 0, al = 0, av = 0, *stack = NULL, num, j;
+	struct prof_sample smp = { 0 };
+	struct pb b;
+	bool ok;
+	int err = 0;
+
+	while (pb_field(&s, &num, &v, &b, &ok)) {
+		if (!ok)
+			continue;
+		if ((num == 1 && !pb_each(&b, v, &locs, &nl, &al)) ||
+		    (num == 2 && !pb_each(&b, v, &values, &nv, &av))) {
+			err = bad(why, "pprof: a sample's locations or values are malformed");
+			goto out;
+		}
+		if (num == 3 && b.p)
+			pprof_label(p, pp, b, &smp);
+	}
+	stack = xmalloc((nl + 1) * sizeof(*stack));
+	for (j = 0; j < nl; j++) {
+		uint32_t at = by_id(pp->loc_ids, pp->locations.n, locs[j]);
+
+		if (at == ITAB_NONE) {
+			bad(why, "pprof: a sample names location %llu, which it does not have",
+			    (unsigned long long)locs[j]);
+			err = -EINVAL;
+			goto out;
+		}
+		stack[j] = pp->loc_of[at];
+	}
+	smp.stack = profile_stack(p, stack, nl);
+	smp.count = value < nv ? values[value] : 0;
+	if (smp.count > MAX_COUNT) {	/* negative ones too, as they are unsigned */
+		err = bad(why, "pprof: a sample's value is negative or beyond 2^53");
+		goto out;
+	}
+	if (smp.count)
+		profile_add_sample(p, &smp);
+out:
+	free(stack);
+	free(locs);
+	free(values);
+	return err;
+}
+
+static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, size_t len,
+		       char why[READ_WHY])
+{
+	uint32_t value, i;
+	int err = pprof_tables(pp, buf, len, why);
+
+	if (err)
+		return err;
+	value = pprof_value_index(pp);
+	pprof_mappings(pp);
+	pprof_functions(p, pp);
+	pprof_locations(p, pp);
+	for (i = 0; i < pp->samples.n; i++)
+		if ((err = pprof_sample(p, pp, pp->samples.v[i], value, why)))
+			return err;
 	p->duration_ns = pp->duration > 0 ? pp->duration : 0;
 	p->start_wall_ns = pp->time > 0 ? pp->time : 0;
 	return 0;

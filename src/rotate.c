@@ -66,8 +66,8 @@ static bool is_rotated(const char *name, const char *base, size_t at)
 	return true;
 }
 
-/* --keep: path's rotated files beyond the newest keep, removed (their names sort by time). */
-static void keep_newest(const char *path, uint32_t keep)
+/* Their names sort by time: all but the last keep go. */
+void keep_newest(const char *path, uint32_t keep)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;

@@ -28,11 +28,17 @@ not_ok() {
 	local l
 	for l in "$@"; do printf '#   %s\n' "$l"; done
 }
-# check DESCRIPTION COMMAND...: ok if the command succeeds.
+# check DESCRIPTION 'SHELL COMMAND': ok if the command, given as one string and
+# evaluated here, succeeds. One string, so `check D [ a ] && [ b ]` cannot check
+# only [ a ] unseen: any other number of arguments is itself a failure. The
+# string's variables expand when it runs, so this function names no variable
+# a test might use.
 check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc" "failed: $*"; fi
+	if [ $# != 2 ]; then
+		not_ok "${1:-check}" "check takes DESCRIPTION and one command string; got $# arguments: $*"
+		return
+	fi
+	if eval "$2"; then ok "$1"; else not_ok "$1" "failed: $2"; fi
 }
 # diag FILE: show a file's first lines as TAP diagnostics.
 diag() { sed -e 's/^/#   | /' "$1" | head -${2:-15}; }
@@ -170,7 +176,7 @@ bpf_unheld() {
 	local try ids held
 	for try in 1 2 3; do
 		ids=$(bpftool prog show | awk -F'[: ]+' -v s="$1" \
-			'/^[0-9]+:/ && $1 > s && / name (on_sample|on_exec|on_fork) / { print $1 }' | sort)
+			'/^[0-9]+:/ && $1 > s && / name (on_sample|on_exec|on_fork|on_switch) / { print $1 }' | sort)
 		held=$(cat /proc/[0-9]*/fdinfo/* 2> /dev/null | sed -n 's/^prog_id:\s*//p' | sort -u)
 		ids=$(comm -23 <(echo "$ids") <(echo "$held") | grep .) || return 0
 		sleep 0.5

@@ -26,5 +26,7 @@ struct sink *rotation_start(const struct options *o, struct profile *session, ui
 			    uint64_t start_wall_ns);
 /* The rotated name of path for an interval that began at wall_ns, malloc'd. */
 char *rotated_name(const char *path, uint64_t wall_ns);
+/* --keep: removes path's rotated files but the keep newest (other names untouched). */
+void keep_newest(const char *path, uint32_t keep);
 
 #endif

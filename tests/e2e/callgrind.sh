@@ -35,11 +35,11 @@ sleep 0.3
 $BPFPROF -F $F -d $SECONDS_RUN -p $pid -o "$T/callgrind.out.split" -o "$T/split.folded" \
 	2> "$T/split.err"
 rc=$?
-check "callgrind: exit status 0" [ $rc = 0 ]
+check "callgrind: exit status 0" '[ $rc = 0 ]'
 total=$(folded_total "$T/split.folded")
-check "callgrind: the same run's folded output passes the strict checker" [ -n "$total" ]
+check "callgrind: the same run's folded output passes the strict checker" '[ -n "$total" ]'
 check "callgrind: the file starts '# callgrind format'" \
-	[ "$(head -1 "$T/callgrind.out.split")" = "# callgrind format" ]
+	'[ "$(head -1 "$T/callgrind.out.split")" = "# callgrind format" ]'
 
 callgrind_annotate --threshold=100 "$T/callgrind.out.split" > "$T/self.txt" 2> "$T/self.err"
 rc=$?
@@ -64,7 +64,7 @@ else
 fi
 listed=$(self_sum "$T/self.txt")
 check "callgrind: the self costs of all functions add up to the total ($listed)" \
-	[ "$listed" = "$total" ]
+	'[ "$listed" = "$total" ]'
 
 two=$(annotated "$T/self.txt" split_two_thirds)
 one=$(annotated "$T/self.txt" split_one_third)
@@ -95,4 +95,4 @@ for fn in split_caller main; do
 	fi
 done
 got=$(annotated "$T/incl.txt" split)
-check "callgrind: inclusive of the thread's root 'split' $got = the total" [ "$got" = "$total" ]
+check "callgrind: inclusive of the thread's root 'split' $got = the total" '[ "$got" = "$total" ]'

@@ -119,7 +119,7 @@ fi
 umount "$T/full"
 kill $stacks
 left=$(bpf_unheld "$last")
-check "disk full: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
+check "disk full: no bpfprof program left loaded (${left:-none})" '[ -z "$left" ]'
 
 # BPF or perf events refused by a seccomp filter, as a container's policy
 # would: exit 1, nothing written, nothing left loaded (perf_event_open is
@@ -138,7 +138,7 @@ for call in bpf perf_event_open; do
 	fi
 done
 left=$(bpf_unheld "$last")
-check "bpf() or perf events refused: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
+check "bpf() or perf events refused: no bpfprof program left loaded (${left:-none})" '[ -z "$left" ]'
 
 # Root without the capabilities (a container that drops them).
 setpriv --inh-caps=-all --bounding-set=-bpf,-perfmon,-sys_admin "$BPFPROF" -d 1 > "$T/out" 2> "$T/err"
@@ -183,9 +183,9 @@ fi
 
 # Help and version go to stdout, exit 0.
 "$BPFPROF" --help > "$T/help" 2>&1
-check "--help: exit 0, usage on stdout" grep -q '^Usage: bpfprof' "$T/help"
+check "--help: exit 0, usage on stdout" 'grep -q "^Usage: bpfprof" "$T/help"'
 "$BPFPROF" -V > "$T/version" 2>&1
-check "-V: exit 0, the version" grep -Eq '^bpfprof [0-9]+\.[0-9]+\.[0-9]+$' "$T/version"
+check "-V: exit 0, the version" 'grep -Eq "^bpfprof [0-9]+\.[0-9]+\.[0-9]+\$" "$T/version"'
 
 # --help and the man page (the option reference; the README links to it)
 # name the same options, short and long, taken from their option columns only.

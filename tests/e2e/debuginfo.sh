@@ -31,7 +31,7 @@ pid=$!
 sleep 0.3
 profile stripped $pid
 total=$(folded_total "$T/stripped.folded")
-check "stripped: output passes the strict folded checker" [ -n "$total" ]
+check "stripped: output passes the strict folded checker" '[ -n "$total" ]'
 full=$(sum_matching "$T/stripped.folded" '^split-stripped;(.*;)?main;split_caller;split_(two_thirds|one_third)(;|$)')
 if [ -n "$total" ] && [ "$total" -gt 1000 ] && within "$full" $((total * 95 / 100)) "$total"; then
 	ok "stripped: $full of $total samples show main;split_caller;leaf, named from the debug file"
@@ -41,7 +41,7 @@ else
 fi
 pprof -raw "$T/stripped.pb.gz" > "$T/stripped.raw"
 check "stripped: pprof places split_two_thirds in tests/workloads/split.c (the debug file's DWARF)" \
-	grep -Eq ' split_two_thirds [^ ]*/tests/workloads/split\.c:[1-9][0-9]* ' "$T/stripped.raw"
+	'grep -Eq " split_two_thirds [^ ]*/tests/workloads/split\.c:[1-9][0-9]* " "$T/stripped.raw"'
 
 # The same binary without its debug file: the names came from there.
 cp "$stripped" "$T/split-nodebug"
@@ -66,9 +66,9 @@ else
 	diag "$T/stripped.folded"
 fi
 check "libc: no frame left as [libc.so.6+0x...]" \
-	bash -c "! grep -q '\[libc\.so\.6+0x' '$T/stripped.folded'"
+	"! grep -q '\[libc\.so\.6+0x' '$T/stripped.folded'"
 check "libc: pprof gives __libc_start_call_main its source file and line" \
-	grep -Eq ' __libc_start_call_main [^ ]*libc_start_call_main\.h:[1-9][0-9]* ' "$T/stripped.raw"
+	'grep -Eq " __libc_start_call_main [^ ]*libc_start_call_main\.h:[1-9][0-9]* " "$T/stripped.raw"'
 
 # 3. A function inlined into its caller: a frame of its own, _[i] in folded
 # output, an inline line of its location in pprof, placed inside its body.
@@ -77,7 +77,7 @@ pid=$!
 sleep 0.3
 profile inline $pid
 total=$(folded_total "$T/inline.folded")
-check "inline: output passes the strict folded checker" [ -n "$total" ]
+check "inline: output passes the strict folded checker" '[ -n "$total" ]'
 inl=$(sum_matching "$T/inline.folded" ';main;inline_caller;inlined_fn_\[i\](;|$)')
 plain=$(sum_matching "$T/inline.folded" ';main;inline_caller;plain_fn(;|$)')
 r=$(ratio "$inl" "$plain")
@@ -90,7 +90,7 @@ else
 	diag "$T/inline.folded"
 fi
 check "inline: inlined_fn never appears without its _[i] mark" \
-	bash -c "! grep -Eq 'inlined_fn( |;)' '$T/inline.folded'"
+	"! grep -Eq 'inlined_fn( |;)' '$T/inline.folded'"
 
 first=$(grep -n 'inlined_fn: begin' tests/workloads/inline.c | cut -d: -f1)
 last=$(grep -n 'inlined_fn: end' tests/workloads/inline.c | cut -d: -f1)
@@ -117,4 +117,4 @@ else
 fi
 pprof -traces "$T/inline.pb.gz" > "$T/inline.traces"
 check "inline: pprof -traces shows inlined_fn (inline) called from inline_caller" \
-	bash -c "grep -A1 ' inlined_fn (inline)\$' '$T/inline.traces' | grep -q '^ *inline_caller\$'"
+	"grep -A1 ' inlined_fn (inline)\$' '$T/inline.traces' | grep -q '^ *inline_caller\$'"

@@ -16,9 +16,9 @@ pid=$!
 sleep 0.3
 $BPFPROF -F 4999 -d $SECONDS_RUN -p $pid -o "$T/cxx.folded" -o "$T/cxx.pb.gz" 2> "$T/cxx.err"
 rc=$?
-check "cxx: exit status 0" [ $rc = 0 ]
+check "cxx: exit status 0" '[ $rc = 0 ]'
 total=$(folded_total "$T/cxx.folded")
-check "cxx: output passes the strict folded checker" [ -n "$total" ]
+check "cxx: output passes the strict folded checker" '[ -n "$total" ]'
 total=${total:-0}
 
 # Regular expressions (ERE) of the names: ( ) . taken literally.
@@ -41,13 +41,13 @@ else
 	diag "$T/cxx.folded"
 fi
 check "cxx: no mangled name of the workload left" \
-	bash -c "! grep -q '_ZNK6shapes\\|_ZN6shapes\\|_Z7compute' '$T/cxx.folded'"
+	"! grep -q '_ZNK6shapes\\|_ZN6shapes\\|_Z7compute' '$T/cxx.folded'"
 # A C++ name has spaces, commas, brackets: every frame of ours whole, none cut in two.
 bad=$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";")
 	for (i = 1; i <= n; i++)
 		if (f[i] ~ /shapes|compute/ && gsub(/[(<]/, "&", f[i]) != gsub(/[)>]/, "&", f[i])) print f[i] }' \
 	"$T/cxx.folded" | head -3)
-check "cxx: every C++ frame has its brackets balanced${bad:+ (not: $bad)}" [ -z "$bad" ]
+check "cxx: every C++ frame has its brackets balanced${bad:+ (not: $bad)}" '[ -z "$bad" ]'
 
 # pprof: the readable name, and the symbol as the system name.
 go tool pprof -raw -symbolize=none "$T/cxx.pb.gz" > "$T/raw" 2> "$T/raw.err"
@@ -69,5 +69,5 @@ for name in "$AREA" "$COMPUTE"; do
 	n=$(awk -v name="$name" '{ l = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", l) }
 		l == name { print $4 }' "$T/top")
 	want=$(sum_matching "$T/cxx.folded" ";$(re "$name")(;|\$)")
-	check "pprof -top: '$name' in ${n:-no} samples, as in folded ($want)" [ "${n:-x}" = "$want" ]
+	check "pprof -top: '$name' in ${n:-no} samples, as in folded ($want)" '[ "${n:-x}" = "$want" ]'
 done

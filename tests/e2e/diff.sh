@@ -27,13 +27,13 @@ done
 $BPFPROF diff "$T/before.pb.gz" "$T/after.folded" -o "$T/d.folded" -o "$T/d.svg" 2> "$T/diff.err"
 rc=$?
 check "diff BEFORE.pb.gz AFTER.folded -o d.folded -o d.svg: exit $rc, nothing said" \
-	eval '[ $rc = 0 ] && [ ! -s "$T/diff.err" ]'
+	'[ $rc = 0 ] && [ ! -s "$T/diff.err" ]'
 bad=$(awk 'NF < 3 || $(NF) !~ /^[0-9]+$/ || $(NF - 1) !~ /^[0-9]+$/' "$T/d.folded" | head -3)
-check "difffolded: every line \"stack BEFORE AFTER\"${bad:+: $bad}" [ -z "$bad" ]
+check "difffolded: every line \"stack BEFORE AFTER\"${bad:+: $bad}" '[ -z "$bad" ]'
 b_total=$(awk '{ t += $(NF - 1) } END { print t }' "$T/d.folded")
 a_total=$(awk '{ t += $NF } END { print t }' "$T/d.folded")
 check "difffolded: its columns add up to the two runs ($b_total = $(folded_total "$T/before.folded"), $a_total = $(folded_total "$T/after.folded"))" \
-	eval '[ "$b_total" = "$(folded_total "$T/before.folded")" ] && [ "$a_total" = "$(folded_total "$T/after.folded")" ]'
+	'[ "$b_total" = "$(folded_total "$T/before.folded")" ] && [ "$a_total" = "$(folded_total "$T/after.folded")" ]'
 for f in split_two_thirds split_one_third; do
 	before=$(share "$T/d.folded" 1 $f)
 	after=$(share "$T/d.folded" 2 $f)
@@ -43,20 +43,20 @@ for f in split_two_thirds split_one_third; do
 		   -v a2="$(measured after split_two_thirds)" -v a3="$(measured after split_one_third)" \
 		   'BEGIN { printf "%.2f", 100 * (a1 / (a2 + a3) - b1 / (b2 + b3)) }')
 	check "$f's share of the two changed $got points ($before % -> $after %); the runs measured $want (within 2)" \
-		within "$(awk -v g="$got" -v w="$want" 'BEGIN { print g - w }')" -2 2
+		'within "$(awk -v g="$got" -v w="$want" "BEGIN { print g - w }")" -2 2'
 	eval "${f}_change=\$got"
 done
 check "the right sign: split_two_thirds fell ($split_two_thirds_change), split_one_third rose ($split_one_third_change)" \
-	eval 'within "$split_two_thirds_change" -100 -5 && within "$split_one_third_change" 5 100'
+	'within "$split_two_thirds_change" -100 -5 && within "$split_one_third_change" 5 100'
 title() { grep -o "<title>$1 ([^<]*</title><rect[^>]*fill=\"#[0-9a-f]*\"" "$T/d.svg" | head -1; }
 two=$(title split_two_thirds)
 one=$(title split_one_third)
 check "svg: split_two_thirds is blue and says both counts ($(echo "$two" | sed 's/<\/title>.*fill=/ fill=/'))" \
-	eval 'echo "$two" | grep -q "; before [0-9]*, [0-9.]*%; -[0-9.]* points).*fill=\"#[0-9a-f]\{4\}ff\""'
+	'echo "$two" | grep -q "; before [0-9]*, [0-9.]*%; -[0-9.]* points).*fill=\"#[0-9a-f]\{4\}ff\""'
 check "svg: split_one_third is red ($(echo "$one" | sed 's/<\/title>.*fill=/ fill=/'))" \
-	eval 'echo "$one" | grep -q "; +[0-9.]* points).*fill=\"#ff[0-9a-f]\{4\}\""'
-check "svg: well-formed XML (xmllint)" xmllint --noout "$T/d.svg"
-check "svg: the subtitle says what the colours mean" grep -q 'red grew, blue shrank (by share)' "$T/d.svg"
+	'echo "$one" | grep -q "; +[0-9.]* points).*fill=\"#ff[0-9a-f]\{4\}\""'
+check "svg: well-formed XML (xmllint)" 'xmllint --noout "$T/d.svg"'
+check "svg: the subtitle says what the colours mean" 'grep -q "red grew, blue shrank (by share)" "$T/d.svg"'
 
 # Its errors: one line each.
 echo "not a profile" > "$T/junk"
@@ -65,5 +65,5 @@ for args in "diff" "diff $T/before.folded" "diff $T/before.folded $T/nope" \
 	$BPFPROF $args > /dev/null 2> "$T/err"
 	rc=$?
 	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
-		eval '[ $rc -ge 1 ] && [ $rc -le 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
+		'[ $rc -ge 1 ] && [ $rc -le 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
 done

@@ -40,7 +40,7 @@ else
 fi
 
 $BPFPROF -F 499 -d 2 -p $alpha --per-pid -o "$T/pp.folded" 2> /dev/null
-check "--per-pid: root frame is comm-PID" only_roots "$T/pp.folded" "alpha-$alpha"
+check "--per-pid: root frame is comm-PID" 'only_roots "$T/pp.folded" "alpha-$alpha"'
 
 # --cgroup: alpha goes into a child of a fresh cgroup; the parent is given.
 CGROUP_DIR=$CGROUP_ROOT/bpfprof-test-$$
@@ -53,6 +53,6 @@ else
 	not_ok "--cgroup: only tasks in the cgroup or below it"; diag "$T/cg.folded"; diag "$T/cg.err"
 fi
 $BPFPROF -F 499 -d 1 --cgroup "bpfprof-test-$$/inner" -o "$T/cg2.folded" 2> /dev/null
-check "--cgroup: a path relative to the cgroup v2 mount" only_roots "$T/cg2.folded" alpha
+check "--cgroup: a path relative to the cgroup v2 mount" 'only_roots "$T/cg2.folded" alpha'
 $BPFPROF -F 499 -d 2 --cgroup "$CGROUP_DIR" -p $beta -o "$T/cg3.folded" 2> /dev/null
-check "--cgroup with -p: both must hold, so nothing" [ "$(folded_total "$T/cg3.folded")" = 0 ]
+check "--cgroup with -p: both must hold, so nothing" '[ "$(folded_total "$T/cg3.folded")" = 0 ]'

@@ -9,8 +9,8 @@ start_workload syscall 10
 sleep 0.3
 $BPFPROF -F 999 -d 3 -o "$T/run.folded" -o "$T/run.pb.gz" -o "$T/callgrind.out.run" -o "$T/run.svg" \
 	2> "$T/run.err"
-check "one run wrote four files" [ -s "$T/run.folded" ] && [ -s "$T/run.pb.gz" ] && \
-	[ -s "$T/callgrind.out.run" ] && [ -s "$T/run.svg" ]
+check "one run wrote four files" '[ -s "$T/run.folded" ] && [ -s "$T/run.pb.gz" ] && \
+	[ -s "$T/callgrind.out.run" ] && [ -s "$T/run.svg" ]'
 
 folded=$(folded_total "$T/run.folded")
 pprof=$(go tool pprof -top -sample_index=samples -nodefraction=0 -nodecount=1000000 "$T/run.pb.gz" 2> /dev/null |
@@ -28,9 +28,9 @@ fi
 
 # -f picks the format of stdout; a name without a known extension takes -f's.
 $BPFPROF -F 99 -d 1 -f callgrind > "$T/stdout.cg" 2> /dev/null
-check "-f callgrind to stdout" grep -q '^events: Samples$' "$T/stdout.cg"
+check "-f callgrind to stdout" 'grep -q "^events: Samples\$" "$T/stdout.cg"'
 $BPFPROF -F 99 -d 1 -f pprof -o "$T/profile.bin" 2> /dev/null
 check "-f pprof -o NAME with no extension writes pprof" \
-	bash -c "gzip -dc '$T/profile.bin' | protoc --decode_raw | grep -q '^6: \"samples\"'"
+	"gzip -dc '$T/profile.bin' | protoc --decode_raw | grep -q '^6: \"samples\"'"
 $BPFPROF -F 99 -d 1 -o "$T/plain.txt" 2> /dev/null
-check "an unknown extension means folded" bash -c "awk -f tests/check_folded.awk '$T/plain.txt' > /dev/null"
+check "an unknown extension means folded" "awk -f tests/check_folded.awk '$T/plain.txt' > /dev/null"

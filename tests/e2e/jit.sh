@@ -24,12 +24,12 @@ map=/tmp/perf-$pid.map
 # Warm-up: the functions compiled (TurboFan's background compiles too) and
 # listed before sampling starts.
 sleep 2
-check "node writes $map" [ -s "$map" ]
+check "node writes $map" '[ -s "$map" ]'
 $BPFPROF -F 4999 -d $SECONDS_RUN -p $pid -o "$T/jit.folded" -o "$T/jit.pb.gz" 2> "$T/jit.err"
 rc=$?
-check "node: exit status 0" [ $rc = 0 ]
+check "node: exit status 0" '[ $rc = 0 ]'
 total=$(folded_total "$T/jit.folded")
-check "node: output passes the strict folded checker" [ -n "$total" ]
+check "node: output passes the strict folded checker" '[ -n "$total" ]'
 total=${total:-0}
 
 # Samples in burn, or in what it calls: V8's garbage collector takes 10-20 %
@@ -52,9 +52,9 @@ else
 	diag "$T/jit.folded"
 fi
 check "node: the script's frames are JIT frames only" \
-	bash -c "! grep -q '\\(hotFunction[AB]\\|burn\\)\\(;\\| [0-9]*\$\\)' '$T/jit.folded'"
+	"! grep -q '\\(hotFunction[AB]\\|burn\\)\\(;\\| [0-9]*\$\\)' '$T/jit.folded'"
 check "node: V8's kind and tier marks are not in the names" \
-	bash -c "! grep -q 'JS:\\|LazyCompile:' '$T/jit.folded'"
+	"! grep -q 'JS:\\|LazyCompile:' '$T/jit.folded'"
 named=$(sum_matching "$T/jit.folded" '^node;.*\(anonymous\)_\[j\];hotFunction[AB]_\[j\];burn_\[j\](;|$)')
 if within "$named" $(((two + one) * 95 / 100)) "$((two + one))"; then
 	ok "node: $named of $((two + one)) walk on through JIT callers: (anonymous)_[j];hotFunction?_[j];burn_[j]"
@@ -77,5 +77,5 @@ go tool pprof -top -symbolize=none -sample_index=samples -nodefraction=0 -nodeco
 for f in hotFunctionA hotFunctionB; do
 	p=$(awk -v f=$f '$NF == f { print $4 }' "$T/top")
 	want=$(sum_matching "$T/jit.folded" ";${f}_\\[j\\](;|\$)")
-	check "pprof: $f in ${p:-no} samples, as in folded ($want)" [ "${p:-x}" = "$want" ]
+	check "pprof: $f in ${p:-no} samples, as in folded ($want)" '[ "${p:-x}" = "$want" ]'
 done

@@ -20,7 +20,7 @@ else
 	grep bpf_prog "$T/k.folded" | head -3 | cut -c1-300 | sed 's/^/#   /'
 fi
 check "its frames sit under the tracepoint that ran it" \
-	grep -q ';bpf_trace_run2_\[k\];bpf_prog_[0-9a-f]*_busy_sys_enter_\[k\]' "$T/k.folded"
+	'grep -q ";bpf_trace_run2_\[k\];bpf_prog_[0-9a-f]*_busy_sys_enter_\[k\]" "$T/k.folded"'
 go tool pprof -raw "$T/k.pb.gz" > "$T/k.raw" 2> /dev/null
 check "pprof: a [bpf] mapping next to [kernel.kallsyms]" \
-	bash -c "grep -q ' \[bpf\] ' '$T/k.raw' && grep -q ' \[kernel.kallsyms\] ' '$T/k.raw'"
+	"grep -q ' \[bpf\] ' '$T/k.raw' && grep -q ' \[kernel.kallsyms\] ' '$T/k.raw'"

@@ -16,8 +16,8 @@ if [ -n "$total" ] && [ "${saved:-0}" -gt 100 ] && grep -q '^bpfprof: lost 0 sam
 else
 	not_ok "tiny maps: saved '$saved', total '$total'"; diag "$T/small.err"
 fi
-check "tiny maps: the books balance" bash -c "! grep -q 'does not add up' '$T/small.err'"
-check "tiny maps: no [lost: ...] frame" bash -c "! grep -q 'lost:' '$T/small.folded'"
+check "tiny maps: the books balance" "! grep -q 'does not add up' '$T/small.err'"
+check "tiny maps: no [lost: ...] frame" "! grep -q 'lost:' '$T/small.folded'"
 
 # Tiny maps and a one-page ring buffer: samples are lost, and say so.
 $BPFPROF -F 999 -d 2 -v --stack-storage-size 8 --max-stacks 4 --ring-buffer-size 4 \
@@ -31,10 +31,10 @@ if [ -n "$total" ] && [ "${lost:-0}" -gt 0 ] && [ "$shown" = "$lost" ]; then
 else
 	not_ok "one-page ring buffer: lost '$lost', shown '$shown'"; diag "$T/lost.err"
 fi
-check "one-page ring buffer: output total $total = recorded $rec" [ "$total" = "$rec" ]
-check "one-page ring buffer: the summary says how to avoid it" grep -q 'raise --stack-storage-size' "$T/lost.err"
+check "one-page ring buffer: output total $total = recorded $rec" '[ "$total" = "$rec" ]'
+check "one-page ring buffer: the summary says how to avoid it" 'grep -q "raise --stack-storage-size" "$T/lost.err"'
 
 # --unwind dwarf fills the ring with every sample: the summary says to raise the ring, not the maps.
 $BPFPROF --unwind dwarf -F 9999 -d 1 --ring-buffer-size 64 -o "$T/dlost.folded" 2> "$T/dlost.err"
 check "--unwind dwarf, small ring: the loss is the ring's, and the summary says so" \
-	grep -q '^bpfprof: lost [1-9][0-9]* samples (the ring buffer was full; raise --ring-buffer-size' "$T/dlost.err"
+	'grep -q "^bpfprof: lost [1-9][0-9]* samples (the ring buffer was full; raise --ring-buffer-size" "$T/dlost.err"'

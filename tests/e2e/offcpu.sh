@@ -23,7 +23,7 @@ run_waits() {
 # 1. --off-cpu: read:sleep as the thread measured them, and their share of its time.
 run_waits off 4 --off-cpu -o "$T/off.pb.gz" -o "$T/callgrind.out.off" -o "$T/off.svg"
 total=$(folded_total "$T/off.folded")
-check "off-cpu: the folded output passes the strict checker ($total us)" [ -n "$total" ]
+check "off-cpu: the folded output passes the strict checker ($total us)" '[ -n "$total" ]'
 doze=$(sum_matching "$T/off.folded" ';doze;.*;\[off-cpu: sleeping\]$')
 wait_t=$(sum_matching "$T/off.folded" ';wait_timer;.*;\[off-cpu: sleeping\]$')
 m_burn=$(measured "$T/off.measured" burn)
@@ -32,17 +32,17 @@ m_wait=$(measured "$T/off.measured" wait_timer)
 want=$(ratio "$m_wait" "$m_doze")
 got=$(ratio "$wait_t" "$doze")
 check "off-cpu: read/sleep = $got ($wait_t / $doze us), the thread measured $want (within 5 %)" \
-	within "$(ratio "$got" "$want")" 0.95 1.05
+	'within "$(ratio "$got" "$want")" 0.95 1.05'
 want=$(share $((m_doze + m_wait)) $((m_burn + m_doze + m_wait)))
 got=$(share $(((doze + wait_t) * 1000)) $((m_burn + m_doze + m_wait)))
 check "off-cpu: sleep and read are $got% of the thread's time, it measured $want% (within 5 %)" \
-	within "$(ratio "$got" "$want")" 0.95 1.05
+	'within "$(ratio "$got" "$want")" 0.95 1.05'
 check "off-cpu: no CPU samples, and the summary says what was counted" \
-	grep -q "^bpfprof: off-CPU: threads left the CPU [0-9]* times; [0-9]* waits counted" "$T/off.err"
+	'grep -q "^bpfprof: off-CPU: threads left the CPU [0-9]* times; [0-9]* waits counted" "$T/off.err"'
 check "off-cpu: every stack ends in why it waited" \
-	[ "$(sum_matching "$T/off.folded" ';\[off-cpu: (sleeping|uninterruptible|runnable)\]$')" = "$total" ]
+	'[ "$(sum_matching "$T/off.folded" ";\[off-cpu: (sleeping|uninterruptible|runnable)\]\$")" = "$total" ]'
 check "off-cpu: no scheduler frames at the leaf (schedule, __schedule)" \
-	[ "$(sum_matching "$T/off.folded" ';(__)?schedule_\[k\];\[off-cpu')" = 0 ]
+	'[ "$(sum_matching "$T/off.folded" ";(__)?schedule_\[k\];\[off-cpu")" = 0 ]'
 
 # Every writer, with its reader.
 go tool pprof -raw "$T/off.pb.gz" > "$T/off.raw" 2> "$T/off.pprof.err"
@@ -56,7 +56,7 @@ else
 	diag "$T/off.pprof.err"
 	head -5 "$T/off.raw" | sed 's/^/#   /'
 fi
-check "off-cpu: pprof labels each sample with its state" grep -q 'state:\[sleeping\]' "$T/off.raw"
+check "off-cpu: pprof labels each sample with its state" 'grep -q "state:\[sleeping\]" "$T/off.raw"'
 callgrind_annotate "$T/callgrind.out.off" > "$T/off.cg" 2> "$T/off.cg.err"
 rc=$?
 cg_total=$(awk '/ PROGRAM TOTALS$/ { v = $1; gsub(",", "", v); print v; exit }' "$T/off.cg")
@@ -68,7 +68,7 @@ else
 	diag "$T/off.cg.err"
 fi
 check "off-cpu: the SVG's unit is us, its leaf frames say why" \
-	eval 'grep -q "[0-9] us off the CPU" "$T/off.svg" &&
+	'grep -q "[0-9] us off the CPU" "$T/off.svg" &&
 	      grep -q "<title>\[off-cpu: sleeping\] ([0-9]* us, " "$T/off.svg"'
 
 # 2. --wall: on-CPU samples and off-CPU time in one unit, F x the thread's time.
@@ -85,15 +85,15 @@ m_doze=$(measured "$T/wall.measured" doze)
 m_wait=$(measured "$T/wall.measured" wait_timer)
 # On a loaded machine burn's wall time holds time runnable too: the CPU part is 20 ms a round.
 check "wall: sleep/cpu = $(ratio "$doze" "$((cpu + cpu_run))") (with burn's runnable time), the thread measured $(ratio "$m_doze" "$m_burn") (within 5 %)" \
-	within "$(ratio "$(ratio "$doze" "$((cpu + cpu_run))")" "$(ratio "$m_doze" "$m_burn")")" 0.95 1.05
+	'within "$(ratio "$(ratio "$doze" "$((cpu + cpu_run))")" "$(ratio "$m_doze" "$m_burn")")" 0.95 1.05'
 check "wall: read/sleep = $(ratio "$wait_t" "$doze"), the thread measured $(ratio "$m_wait" "$m_doze") (within 5 %)" \
-	within "$(ratio "$(ratio "$wait_t" "$doze")" "$(ratio "$m_wait" "$m_doze")")" 0.95 1.05
+	'within "$(ratio "$(ratio "$wait_t" "$doze")" "$(ratio "$m_wait" "$m_doze")")" 0.95 1.05'
 expect=$(awk -v f=$F -v ns=$((m_burn + m_doze + m_wait)) 'BEGIN { printf "%.0f", f * ns / 1e9 }')
 check "wall: $total samples = F x the thread's $(awk -v n=$((m_burn + m_doze + m_wait)) 'BEGIN { printf "%.2f", n / 1e9 }') s = $expect (within 5 %)" \
-	within "$(ratio "$total" "$expect")" 0.95 1.05
+	'within "$(ratio "$total" "$expect")" 0.95 1.05'
 go tool pprof -raw "$T/wall.pb.gz" > "$T/wall.raw" 2> "$T/wall.pprof.err"
 check "wall: go tool pprof reads it silently: samples/count and wall/nanoseconds, state labels running and sleeping" \
-	eval '[ ! -s "$T/wall.pprof.err" ] && grep -q "^samples/count wall/nanoseconds" "$T/wall.raw" &&
+	'[ ! -s "$T/wall.pprof.err" ] && grep -q "^samples/count wall/nanoseconds" "$T/wall.raw" &&
 	      grep -q "state:\[running\]" "$T/wall.raw" && grep -q "state:\[sleeping\]" "$T/wall.raw"'
 
 # 3. --min-block: waits shorter than it are not counted, and the summary says how many.
@@ -102,18 +102,18 @@ doze=$(sum_matching "$T/minblock.folded" ';doze;')
 wait_t=$(sum_matching "$T/minblock.folded" ';wait_timer;')
 short=$(sed -n 's/.* \([0-9]*\) shorter than --min-block.*/\1/p' "$T/minblock.err")
 check "--min-block 30000: the 20 ms sleeps left out ($doze us), the 40 ms reads kept ($wait_t us), $short waits counted as shorter" \
-	eval '[ "$doze" = 0 ] && [ "$wait_t" -gt 0 ] && [ "${short:-0}" -gt 0 ]'
+	'[ "$doze" = 0 ] && [ "$wait_t" -gt 0 ] && [ "${short:-0}" -gt 0 ]'
 
 # 4. 200 threads, started and ended while off-CPU runs: each one followed, nothing lost.
 run_waits threads 2,200 --off-cpu
 lost=$(sed -n 's/.*; lost \([0-9]*\) (.*, \([0-9]*\) not followed.*/\1 \2/p' "$T/threads.err")
 tids=$(sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/threads.err")
 check "200 threads: nothing lost or unfollowed ($lost), $tids threads in the profile" \
-	eval '[ "$lost" = "0 0" ] && [ "${tids:-0}" -ge 200 ]'
+	'[ "$lost" = "0 0" ] && [ "${tids:-0}" -ge 200 ]'
 m_wait=$(measured "$T/threads.measured" wait_timer)
 wait_t=$(sum_matching "$T/threads.folded" ';wait_timer;.*;\[off-cpu: sleeping\]$')
 check "200 threads: their reads $wait_t us, as they measured $((m_wait / 1000)) us (within 5 %)" \
-	within "$(ratio "$wait_t" "$((m_wait / 1000))")" 0.95 1.05
+	'within "$(ratio "$wait_t" "$((m_wait / 1000))")" 0.95 1.05'
 
 # 5. A thread that leaves from where it left last time takes that walk again,
 # if the stack words it read are the same: callers waits in one place
@@ -126,13 +126,13 @@ profile_until_done "$T/callers.folded" $pid --off-cpu -p $pid
 again=$(sed -n 's/.*; \([0-9]*\) user stacks as at the thread.s last wait.*/\1/p' "$T/callers.err")
 left=$(sed -n 's/^bpfprof: off-CPU: threads left the CPU \([0-9]*\) times.*/\1/p' "$T/callers.err")
 check "callers: the last walk taken again for the second wait of each pair ($again of $left)" \
-	eval '[ "${again:-0}" -gt 0 ] && [ "$again" -lt "$left" ]'
+	'[ "${again:-0}" -gt 0 ] && [ "$again" -lt "$left" ]'
 one=$(sum_matching "$T/callers.folded" ';one_part;')
 three=$(sum_matching "$T/callers.folded" ';three_parts;')
 want=$(ratio "$(measured "$T/callers.measured" three)" "$(measured "$T/callers.measured" one)")
 got=$(ratio "$three" "$one")
 check "callers: three_parts / one_part = $got ($three / $one us), as measured $want (within 5 %): no walk taken for the other caller's" \
-	within "$(ratio "$got" "$want")" 0.95 1.05
+	'within "$(ratio "$got" "$want")" 0.95 1.05'
 
 # 6. Thread churn: waves of 200 threads that sleep 50 us 20 times and exit,
 # thousands a second, a thread's last switch out as it exits among them.
@@ -144,10 +144,10 @@ made=$(measured "$T/churn.measured" threads)
 ids=$(measured "$T/churn.measured" ids)
 tids=$(sed -n 's/^bpfprof: [0-9]* processes, \([0-9]*\) threads.*/\1/p' "$T/churn.err")
 check "churn: each of the $ids thread ids of the $made threads it made is in the profile ($tids with the main one)" \
-	[ "${tids:-0}" = $((ids + 1)) ]
+	'[ "${tids:-0}" = $((ids + 1)) ]'
 read -r left counted lost <<< "$(sed -n 's/^bpfprof: off-CPU: threads left the CPU \([0-9]*\) times; \([0-9]*\) waits counted .*; lost \([0-9]*\) .*/\1 \2 \3/p' "$T/churn.err")"
 check "churn: every wait counted ($counted of $left times a thread left the CPU, less those away at the end), none lost ($lost)" \
-	eval '[ "$lost" = 0 ] && [ "$counted" -le "$left" ] && [ $((left - counted)) -le 201 ]'
+	'[ "$lost" = 0 ] && [ "$counted" -le "$left" ] && [ $((left - counted)) -le 201 ]'
 
 # ... and the kernel keeps nothing for a thread gone: machine-wide, after a
 # first wave has filled the maps, a second one's thousands of exited threads
@@ -168,7 +168,7 @@ wait $prof
 made=$(measured "$T/churn2.measured" threads)
 leak=$((made * ${value:-0} / 1024))
 check "churn: $made threads exited, unreclaimable slab grew $((s1 - s0)) kB, less than half the $leak kB of a ${value}-byte value each" \
-	eval '[ "${value:-0}" -gt 0 ] && [ $((s1 - s0)) -lt $((leak / 2)) ]'
+	'[ "${value:-0}" -gt 0 ] && [ $((s1 - s0)) -lt $((leak / 2)) ]'
 
 # 7. Options that cannot go together, each with a one-line reason and exit 2.
 for args in "--wall" "--off-cpu --wall -p 1" "--off-cpu --unwind dwarf" "--min-block 10" \
@@ -176,5 +176,5 @@ for args in "--wall" "--off-cpu --wall -p 1" "--off-cpu --unwind dwarf" "--min-b
 	$BPFPROF $args -d 1 > /dev/null 2> "$T/err"
 	rc=$?
 	check "bpfprof $args -> exit 2: $(head -1 "$T/err")" \
-		eval '[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
+		'[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
 done

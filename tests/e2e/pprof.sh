@@ -12,7 +12,7 @@ split_pid=$!
 start_workload syscall 10
 sleep 0.3
 $BPFPROF -F 999 -d 4 --per-pid -o "$T/run.pb.gz" -o "$T/run.folded" 2> "$T/run.err"
-check "one run writes pprof and folded" [ -s "$T/run.pb.gz" ] && [ -s "$T/run.folded" ]
+check "one run writes pprof and folded" '[ -s "$T/run.pb.gz" ] && [ -s "$T/run.folded" ]'
 total=$(folded_total "$T/run.folded")
 
 for view in -raw -top -traces; do
@@ -58,17 +58,17 @@ else
 	not_ok "per-function totals differ between pprof and folded ($nfuncs functions)"; diag "$T/funcs.diff"
 fi
 ptotal=$(pprof -top -sample_index=samples "$T/run.pb.gz" 2> /dev/null | sed -n 's/^Showing nodes accounting for .* of \([0-9]*\) total$/\1/p')
-check "pprof total $ptotal = folded total $total" [ "$ptotal" = "$total" ]
+check "pprof total $ptotal = folded total $total" '[ "$ptotal" = "$total" ]'
 
 # cpu/nanoseconds is the default sample type, period x count.
 pprof -raw "$T/run.pb.gz" > "$T/raw" 2> /dev/null
 period=$(sed -n 's/^Period: //p' "$T/raw")
-check "period is 1e9/F: $period ns" [ "$period" = $((1000000000 / 999)) ]
+check "period is 1e9/F: $period ns" '[ "$period" = $((1000000000 / 999)) ]'
 check "sample types samples/count and cpu/nanoseconds, cpu the default" \
-	grep -q '^samples/count cpu/nanoseconds\[dflt\]$' "$T/raw"
-check "a [kernel.kallsyms] mapping" grep -q ' \[kernel.kallsyms\] ' "$T/raw"
+	'grep -q "^samples/count cpu/nanoseconds\[dflt\]\$" "$T/raw"'
+check "a [kernel.kallsyms] mapping" 'grep -q " \[kernel.kallsyms\] " "$T/raw"'
 check "the split binary's mapping carries its build ID" \
-	grep -Eq "/split [0-9a-f]{40}( |$)" "$T/raw"
+	'grep -Eq "/split [0-9a-f]{40}( |$)" "$T/raw"'
 
 # -tagfocus=pid=N keeps exactly that process.
 want=$(sum_matching "$T/run.folded" "^split-$split_pid;")
@@ -85,5 +85,5 @@ else
 fi
 got=$(focused_total -tagfocus=comm=syscall)
 want=$(sum_matching "$T/run.folded" '^syscall-[0-9]+;')
-check "-tagfocus=comm=syscall selects $want samples" [ "$got" = "$want" ]
-check "samples carry a cgroup label" grep -q 'cgroup:\[/' "$T/raw"
+check "-tagfocus=comm=syscall selects $want samples" '[ "$got" = "$want" ]'
+check "samples carry a cgroup label" 'grep -q "cgroup:\[/" "$T/raw"'

@@ -35,7 +35,7 @@ total=$(sum_matching "$T/storm.folded" '^burst;')
 burst_work=$(sum_matching "$T/storm.folded" '^burst;.*;main;burst_work(;|$)')
 expect=$((999 * 120 * 25 / 1000))
 check "storm: $burst_work samples in main;burst_work, 120 x 25 ms at 999 Hz = $expect (+-10%)" \
-	within "$burst_work" $((expect * 90 / 100)) $((expect * 110 / 100))
+	'within "$burst_work" $((expect * 90 / 100)) $((expect * 110 / 100))'
 # Every frame named: no [unknown] (an address in no known mapping) and no
 # [file+0x...] (no symbol). What stays is where frame pointers fail: ld.so
 # has none, so a walk from its code can go astray.
@@ -100,7 +100,7 @@ else
 fi
 # Each run is some 300 samples in burst_work: both named.
 check "both runs named: $named samples in main;burst_work (> 450), $unnamed unnamed" \
-	[ "$named" -gt 450 ] && [ "$unnamed" = 0 ]
+	'[ "$named" -gt 450 ] && [ "$unnamed" = 0 ]'
 
 # 2. A long-lived binary deleted during the run, and one replaced by another file.
 cp "$WL/split" "$T/deleted-split"
@@ -138,7 +138,7 @@ unshare -m --propagation private sh -c "
 	cp '$WL/split' /tmp/bpfprof-ns-$$/ns-split && exec /tmp/bpfprof-ns-$$/ns-split 4" > /dev/null &
 BG_PIDS+=($!)
 sleep 0.5
-check "the namespace's binary is invisible from here" [ ! -e "/tmp/bpfprof-ns-$$/ns-split" ]
+check "the namespace's binary is invisible from here" '[ ! -e "/tmp/bpfprof-ns-$$/ns-split" ]'
 $BPFPROF -F 999 -d 2 -o "$T/ns.folded" 2> /dev/null
 n=$(sum_matching "$T/ns.folded" '^ns-split;.*;split_caller;split_(two|one)_third')
 all=$(sum_matching "$T/ns.folded" '^ns-split;')
@@ -192,4 +192,4 @@ else
 	diag "$T/hostile.err"; grep -m3 'HOST_SECRET\|_\[j\]' "$T/hostile.folded" | sed 's/^/#   /'
 fi
 check "hostile container: the host file its symlink names was never read (atime kept)" \
-	[ "$(stat -c %X "$shared")" = "$atime" ]
+	'[ "$(stat -c %X "$shared")" = "$atime" ]'

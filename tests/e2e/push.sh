@@ -26,10 +26,10 @@ check_arrivals() {
 	local d=$1 prev= gaps= bad= f
 	SUM=0 N=0
 	check "$2: no request refused by the receiver (but the 503s it was told to answer)" \
-		eval '! grep -qv "^503 unavailable (fail503)" "$d/refused" 2> /dev/null'
+		'! grep -qv "^503 unavailable (fail503)" "$d/refused" 2> /dev/null'
 	grep -v "^503 unavailable (fail503)" "$d/refused" > "$d/refused.other" 2> /dev/null
 	diag "$d/refused.other" 3
-	check "$2: no interval twice" eval '! ls "$d" | grep -q "\.[2-9]\.pb\.gz$"'
+	check "$2: no interval twice" '! ls "$d" | grep -q "\.[2-9]\.pb\.gz$"'
 	for f in $(ls "$d" | grep '\.1\.pb\.gz$' | sort -t- -k1,1n); do
 		from=${f%%-*}
 		until=${f#*-}
@@ -41,8 +41,8 @@ check_arrivals() {
 		N=$((N + 1))
 	done
 	check "$2: $N intervals, each one's until the next one's from${gaps:+ (gaps:$gaps)}" \
-		eval '[ "$N" -gt 0 ] && [ -z "$gaps" ]'
-	check "$2: go tool pprof reads every push silently${bad:+ (not:$bad)}" [ -z "$bad" ]
+		'[ "$N" -gt 0 ] && [ -z "$gaps" ]'
+	check "$2: go tool pprof reads every push silently${bad:+ (not:$bad)}" '[ -z "$bad" ]'
 }
 
 start_workload split 30
@@ -62,17 +62,17 @@ sleep 5
 receive "$T/r1"
 wait $prof
 rc=$?
-check "--push for 9.5 s: exit $rc" [ $rc = 0 ]
+check "--push for 9.5 s: exit $rc" '[ $rc = 0 ]'
 check_arrivals "$T/r1" "outage"
 took=$(folded_total "$T/whole.folded")
-check "outage: the pushes hold every sample of the run, once: $SUM = the run's $took" [ "$SUM" = "$took" ]
+check "outage: the pushes hold every sample of the run, once: $SUM = the run's $took" '[ "$SUM" = "$took" ]'
 read -r sent again dropped unsent <<< "$(sed -n 's/^bpfprof: pushed \([0-9]*\) intervals to .* (\([0-9]*\) attempts again); refused [0-9]*, dropped \([0-9]*\) .*, not sent at the stop \([0-9]*\)$/\1 \2 \3 \4/p' "$T/p1.err")"
 check "outage: the summary says $sent pushed ($N arrived), $again attempts again, $dropped dropped, $unsent unsent" \
-	eval '[ "$sent" = "$N" ] && [ "${again:-0}" -gt 0 ] && [ "$dropped" = 0 ] && [ "$unsent" = 0 ]'
+	'[ "$sent" = "$N" ] && [ "${again:-0}" -gt 0 ] && [ "$dropped" = 0 ] && [ "$unsent" = 0 ]'
 check "outage: it said the server went and came back" \
-	eval 'grep -q "^bpfprof: warning: --push: cannot send to" "$T/p1.err" && grep -q "answers again" "$T/p1.err"'
+	'grep -q "^bpfprof: warning: --push: cannot send to" "$T/p1.err" && grep -q "answers again" "$T/p1.err"'
 check "the receiver saw Pyroscope's parameters: the name as given, sampleRate 999" \
-	eval '[ "$(cut -d" " -f3,4 "$T/r1/log" | sort -u)" = "testapp{env=ci} 999" ]'
+	'[ "$(cut -d" " -f3,4 "$T/r1/log" | sort -u)" = "testapp{env=ci} 999" ]'
 
 # 2. The receiver answers 503 for 2 s: the intervals wait, then go, in order.
 mkdir "$T/r2"
@@ -88,9 +88,9 @@ sleep 2
 rm "$T/r2/fail503"
 wait $prof
 check_arrivals "$T/r2" "503s"
-check "503s: every sample pushed once: $SUM = $(folded_total "$T/w2.folded")" [ "$SUM" = "$(folded_total "$T/w2.folded")" ]
+check "503s: every sample pushed once: $SUM = $(folded_total "$T/w2.folded")" '[ "$SUM" = "$(folded_total "$T/w2.folded")" ]'
 check "503s: the summary's app name is the host's ($(cut -d' ' -f3 "$T/r2/log" | sort -u))" \
-	[ "$(cut -d' ' -f3 "$T/r2/log" | sort -u)" = "$(hostname)" ]
+	'[ "$(cut -d" " -f3 "$T/r2/log" | sort -u)" = "$(hostname)" ]'
 
 # 3. Nobody answers at all: the stop waits at most 5 s, and says what was not sent.
 kill $RECEIVER
@@ -101,7 +101,7 @@ rc=$?
 ms=$(( ($(now_ns) - t0) / 1000000 ))
 unsent=$(sed -n 's/.*not sent at the stop \([0-9]*\)$/\1/p' "$T/p3.err")
 check "no server: exit $rc after $ms ms (2 s of sampling, at most 5 s of trying), $unsent intervals said not sent" \
-	eval '[ $rc = 0 ] && [ $ms -lt 12000 ] && [ "${unsent:-0}" -ge 2 ]'
+	'[ $rc = 0 ] && [ $ms -lt 12000 ] && [ "${unsent:-0}" -ge 2 ]'
 
 # 4. Options that cannot go: one line, exit 2.
 for args in "--push ftp://x" "--push-interval 5" "--app-name x" "--push http://x --app-name ''" \
@@ -109,5 +109,5 @@ for args in "--push ftp://x" "--push-interval 5" "--app-name x" "--push http://x
 	eval "\$BPFPROF $args -d 1" > /dev/null 2> "$T/err"
 	rc=$?
 	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
-		eval '[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
+		'[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
 done

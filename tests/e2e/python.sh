@@ -55,16 +55,16 @@ for py in "${PYTHONS[@]}"; do
 		diag "$T/$name.err"
 	fi
 	check "$py: $(share "$py_frames" "$total")% of $total samples carry Python frames (>= 90 %)" \
-		within "$(share "$py_frames" "$total")" 90 100
+		'within "$(share "$py_frames" "$total")" 90 100'
 	i=$((i + 1))
 done
 
 # The stack, root to leaf: the interpreter's native frames, then the
 # script's Python functions in place of _PyEval_EvalFrameDefault.
 check "Debian's python3.11: native frames to the Python ones: _start;...;Py_BytesMain;...;main;alpha;work" \
-	grep -Eq '^python3\.11;_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;.*;<module> \(py_split\.py:[0-9]+\);main \(py_split\.py:[0-9]+\);alpha \(py_split\.py:[0-9]+\);work \(py_split\.py:[0-9]+\)(;| )' "$T/split0.folded"
+	'grep -Eq "^python3\.11;_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;.*;<module> \(py_split\.py:[0-9]+\);main \(py_split\.py:[0-9]+\);alpha \(py_split\.py:[0-9]+\);work \(py_split\.py:[0-9]+\)(;| )" "$T/split0.folded"'
 check "no _PyEval_EvalFrameDefault left between Python frames" \
-	test "$(sum_matching "$T/split0.folded" '\(py_split\.py:[0-9]+\);_PyEval_EvalFrameDefault')" = 0
+	'test "$(sum_matching "$T/split0.folded" "\(py_split\.py:[0-9]+\);_PyEval_EvalFrameDefault")" = 0'
 
 # 2. Every output with its reader: pprof's lines, callgrind's files, the SVG's colours.
 work_line=$(grep -n 's = (s \* 31 + i)' $PYW/py_split.py | cut -d: -f1)
@@ -76,12 +76,12 @@ else
 	diag "$T/lines.err"; head -12 "$T/lines.txt" | diag /dev/stdin
 fi
 flat=$(awk -v f="$(pwd)/$PYW/py_split.py" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/lines.txt")
-check "pprof: samples in work, by line ($flat ms)" test "${flat%.*}" -gt 0
+check "pprof: samples in work, by line ($flat ms)" 'test "${flat%.*}" -gt 0'
 # A file is named where it first appears (a caller's cfl= or its own fl=), then by number.
-check "callgrind: fl= names the Python file" grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.split0"
+check "callgrind: fl= names the Python file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.split0"'
 callgrind_annotate "$T/callgrind.out.split0" > "$T/annotate.txt" 2> "$T/annotate.err"
 check "callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
-	grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"
+	'grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"'
 # A Python frame's fill: blue over red and green.
 awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
 	"$T/split0.svg" | head -1 > "$T/fill"
@@ -118,7 +118,7 @@ zipped=$(sum_matching "$T/threads.folded" "$T_;(.*;)?compressor \\(py_threads\\.
 mixed=$(sum_matching "$T/threads.folded" '(spinner|hasher|compressor) \(.*(spinner|hasher|compressor) \(')
 threads_ok() { [ "$spin" -gt 300 ] && [ "$hashed" -gt 300 ] && [ "$zipped" -gt 100 ] && [ "$mixed" = 0 ]; }
 check "threads: spinner $spin, hasher $hashed (in OpenSSL), compressor $zipped (in zlib) samples, each under Thread.run; none in another's stack" \
-	threads_ok
+	'threads_ok'
 
 # 5. A storm of 150 ms processes: named while they live, most gone before the drain.
 (wait_go; for i in $(seq 20); do
@@ -144,7 +144,7 @@ running=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlag
 named=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlags;.*;storm_fn \(<string>:[0-9]+\)(;|$)')
 storm_ok() { [ "$running" -gt 2000 ] && within "$(share "$named" "$running")" 90 100; }
 check "storm of 150 ms processes: $(share "$named" "$running")% of $running samples running their code named with storm_fn (>= 90 %; $(share "$named" "$all")% of all $all)" \
-	storm_ok
+	'storm_ok'
 
 # 6. A program scribbling on its frame chain: the walk stops there, the
 # native stack stays, the cause is counted; bpfprof neither crashes nor fails.
@@ -185,7 +185,7 @@ if [ -x $py39 ]; then
 			[ "$(sum_matching "$T/old.folded" 'py_split\.py')" = 0 ]
 	}
 	check "3.9: one warning line, ${unread:-no} samples counted as of a version not read, no Python frames, exit 0" \
-		old_ok
+		'old_ok'
 else
 	echo "# no Python 3.9 build: the unsupported version is not checked"
 fi
@@ -200,4 +200,4 @@ nopy_ok() {
 		[ "$(sum_matching "$T/nopy.folded" '_PyEval_EvalFrameDefault')" -gt 0 ] &&
 		! grep -q '^bpfprof: python:' "$T/nopy.err"
 }
-check "--no-python: no Python frames, _PyEval_EvalFrameDefault stays, no python line in the summary" nopy_ok
+check "--no-python: no Python frames, _PyEval_EvalFrameDefault stays, no python line in the summary" 'nopy_ok'

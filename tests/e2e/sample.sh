@@ -14,9 +14,9 @@ pid=$!
 sleep 0.3
 with_cpu_share $pid $BPFPROF -F $F -d $SECONDS_RUN -p $pid -o "$T/split.folded" 2> "$T/split.err"
 rc=$?
-check "split: exit status 0" [ $rc = 0 ]
+check "split: exit status 0" '[ $rc = 0 ]'
 total=$(folded_total "$T/split.folded")
-check "split: output passes the strict folded checker" [ -n "$total" ]
+check "split: output passes the strict folded checker" '[ -n "$total" ]'
 two=$(sum_matching "$T/split.folded" ';split_two_thirds(;|$)')
 one=$(sum_matching "$T/split.folded" ';split_one_third(;|$)')
 r=$(ratio "$two" "$one")
@@ -42,8 +42,8 @@ else
 	not_ok "split: $total samples for one busy thread, want $expect +-10% (F x seconds x its CPU share $SHARE)"
 fi
 check "split: no other process in a -p profile" \
-	[ "$(sum_matching "$T/split.folded" '^split;')" = "$total" ]
-check "split: summary says 0 lost" grep -q '^bpfprof: lost 0 samples' "$T/split.err"
+	'[ "$(sum_matching "$T/split.folded" "^split;")" = "$total" ]'
+check "split: summary says 0 lost" 'grep -q "^bpfprof: lost 0 samples" "$T/split.err"'
 
 # 2. Kernel frames: present with -K, absent with -U.
 start_workload syscall 8
@@ -52,17 +52,17 @@ sleep 0.3
 $BPFPROF -F $F -d 3 -p $pid -K -o "$T/k.folded" 2> "$T/k.err"
 total=$(folded_total "$T/k.folded")
 kern=$(sum_matching "$T/k.folded" '_\[k\]')
-check "syscall -K: output passes the checker" [ -n "$total" ]
+check "syscall -K: output passes the checker" '[ -n "$total" ]'
 if within "$kern" $((total * 90 / 100)) "$total" && grep -q 'read_zero_\[k\]' "$T/k.folded"; then
 	ok "syscall -K: $kern of $total samples have kernel frames, read_zero among them"
 else
 	not_ok "syscall -K: $kern of $total samples have kernel frames" ; diag "$T/k.folded"
 fi
-check "syscall -K: no user frames" bash -c "! grep -q 'syscall_read_zeros\|;main' '$T/k.folded'"
+check "syscall -K: no user frames" "! grep -q 'syscall_read_zeros\|;main' '$T/k.folded'"
 $BPFPROF -F $F -d 3 -p $pid -U -o "$T/u.folded" 2> "$T/u.err"
 total=$(folded_total "$T/u.folded")
-check "syscall -U: output passes the checker" [ -n "$total" ]
-check "syscall -U: no kernel frames" bash -c "! grep -q '_\[k\]' '$T/u.folded'"
+check "syscall -U: output passes the checker" '[ -n "$total" ]'
+check "syscall -U: no kernel frames" "! grep -q '_\[k\]' '$T/u.folded'"
 user=$(sum_matching "$T/u.folded" ';main(;|$)')
 if within "$user" $((total * 90 / 100)) "$total"; then
 	ok "syscall -U: $user of $total samples have user frames up to main"
@@ -76,16 +76,16 @@ start_workload spin 6 busy 2
 sleep 0.3
 $BPFPROF -F $F -d 4 --interval 0.1 -v -o "$T/sys.folded" 2> "$T/sys.err"
 total=$(folded_total "$T/sys.folded")
-check "system-wide: output passes the checker" [ -n "$total" ]
+check "system-wide: output passes the checker" '[ -n "$total" ]'
 if grep -q 'accounting: the program counted' "$T/sys.err" && ! grep -q 'does not add up' "$T/sys.err"; then
 	n=$(sed -n 's/.*over \([0-9]*\) drains.*/\1/p' "$T/sys.err")
 	ok "system-wide: what the program counted equals what $n drains read"
 else
 	not_ok "system-wide: the drains do not add up"; diag "$T/sys.err"
 fi
-check "system-wide: 0 lost" grep -q '^bpfprof: lost 0 samples' "$T/sys.err"
+check "system-wide: 0 lost" 'grep -q "^bpfprof: lost 0 samples" "$T/sys.err"'
 rec=$(sed -n 's/^bpfprof: .* Hz on .*: \([0-9]*\) samples.*/\1/p' "$T/sys.err")
-check "system-wide: the summary's $rec samples are the output's $total" [ "$rec" = "$total" ]
+check "system-wide: the summary's $rec samples are the output's $total" '[ "$rec" = "$total" ]'
 ncpu=$(nproc)
 # The seconds it sampled, as it says (-d 4; a loaded machine detaches it later).
 secs=$(sed -n 's/^bpfprof: timing: sampled \([0-9.]*\) s$/\1/p' "$T/sys.err")
@@ -96,5 +96,5 @@ else
 	not_ok "system-wide: $total samples with every CPU busy, want about $expect"
 fi
 check "system-wide: both spinning threads seen" \
-	bash -c "grep -q '^busy-1;' '$T/sys.folded' && grep -q '^busy-2;' '$T/sys.folded'"
-check "system-wide: --per-pid is off, no comm-PID roots" bash -c "! grep -q '^busy-1-[0-9]' '$T/sys.folded'"
+	"grep -q '^busy-1;' '$T/sys.folded' && grep -q '^busy-2;' '$T/sys.folded'"
+check "system-wide: --per-pid is off, no comm-PID roots" "! grep -q '^busy-1-[0-9]' '$T/sys.folded'"

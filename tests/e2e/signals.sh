@@ -55,8 +55,8 @@ for sig in INT TERM HUP; do
 		diag "$T/$sig.err"
 	fi
 	check "SIG$sig: the SVG and pprof files of the same run are whole" \
-		whole_svg "$T/$sig.svg" && whole_pprof "$T/$sig.pb.gz"
-	check "SIG$sig: the summary is printed" grep -q '^bpfprof: lost 0 samples' "$T/$sig.err"
+		'whole_svg "$T/$sig.svg" && whole_pprof "$T/$sig.pb.gz"'
+	check "SIG$sig: the summary is printed" 'grep -q "^bpfprof: lost 0 samples" "$T/$sig.err"'
 	left_nothing "SIG$sig during sampling"
 done
 
@@ -66,11 +66,11 @@ prof=$!
 sleep 1
 kill -INT $prof
 wait $prof
-check "SIGINT with stdout: a valid profile on stdout" [ -n "$(folded_total "$T/stdout.folded")" ]
+check "SIGINT with stdout: a valid profile on stdout" '[ "$(folded_total "$T/stdout.folded")" -gt 0 ]'
 
 # No temporary file is left behind, and none is renamed into place early.
 check "no temporary files left in the output directory" \
-	bash -c "! ls -A '$T' | grep -q '^\.'"
+	"! ls -A '$T' | grep -q '^\.'"
 
 # The end of -d: the same.
 $BPFPROF -F 499 -p $target -d 1.5 -o "$T/d.folded" 2> /dev/null &
@@ -78,7 +78,8 @@ prof=$!
 sleep 1
 watch $prof
 wait $prof
-check "-d 1.5: exit 0, a valid profile" [ $? = 0 ] && [ -n "$(folded_total "$T/d.folded")" ]
+rc=$?
+check "-d 1.5: exit 0, a valid profile" '[ $rc = 0 ] && [ "$(folded_total "$T/d.folded")" -gt 0 ]'
 left_nothing "the end of -d"
 
 # 2. While writing: many distinct stacks, so there is much to write.
@@ -97,7 +98,7 @@ for sig in INT TERM HUP; do
 	prof=$!
 	for i in $(seq 100); do [ -e "$T/w1.folded" ] && break; sleep 0.1; done
 	sleep 0.3
-	check "SIG$sig while writing: bpfprof is blocked on stdout, still running" kill -0 $prof
+	check "SIG$sig while writing: bpfprof is blocked on stdout, still running" 'kill -0 $prof'
 	kill -$sig $prof
 	wait $prof 2> /dev/null	# (bash's word on a job killed by a signal)
 	rc=$?
@@ -111,9 +112,9 @@ for sig in INT TERM HUP; do
 		not_ok "SIG$sig while writing: want exit $want and one line, got $rc"; diag "$T/w.err"
 	fi
 	check "SIG$sig while writing: the file already in place is whole" \
-		bash -c "awk -f tests/check_folded.awk '$T/w1.folded' > /dev/null"
+		"awk -f tests/check_folded.awk '$T/w1.folded' > /dev/null"
 	check "SIG$sig while writing: the file not yet written is not there, nor any temporary file" \
-		bash -c "[ ! -e '$T/w2.svg' ] && ! ls -A '$T' | grep -q '^\.'"
+		"[ ! -e '$T/w2.svg' ] && ! ls -A '$T' | grep -q '^\.'"
 done
 
 # In the middle of a file: caught stopped with a temporary file begun (so
@@ -158,7 +159,7 @@ else
 fi
 
 left=$(bpf_unheld "$last")
-check "killed by a signal while writing: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
+check "killed by a signal while writing: no bpfprof program left loaded (${left:-none})" '[ -z "$left" ]'
 
 # 3. stdout closed early: `bpfprof -d 2 | head -1` ends, with a clear word.
 start=$(date +%s%N)
@@ -183,7 +184,7 @@ else
 	not_ok "bpfprof | true: exit $rc in $elapsed ms"; diag "$T/gone.err"
 fi
 left=$(bpf_unheld "$last")
-check "stdout closed: no bpfprof program left loaded (${left:-none})" [ -z "$left" ]
+check "stdout closed: no bpfprof program left loaded (${left:-none})" '[ -z "$left" ]'
 
 # 4. The targets vanish: the run ends with what it sampled, exit 0.
 kill $stacks

@@ -39,24 +39,25 @@ head -1 /proc/stat > "$T/stat"
 sleep 3
 head -1 /proc/stat >> "$T/stat"
 wait $prof
+rc=$?
 check "system-wide: exit 0, a valid profile" \
-	bash -c "[ $? = 0 ] && awk -f tests/check_folded.awk '$T/all.folded' > /dev/null"
+	'[ $rc = 0 ] && awk -f tests/check_folded.awk "$T/all.folded" > /dev/null'
 kernel=$(proc_stat_shares "$T/stat")
 kstate() { echo "$kernel" | awk -v s="$1" '{ for (i = 1; i < NF; i += 2) if ($i == s) print $(i + 1) }'; }
 check "system-wide: the summary gives the CPU time's states" \
-	grep -q "^bpfprof: CPU time of [0-9]* CPUs\? x [0-9.]* s: user [0-9.]*%, kernel [0-9.]*%, irq [0-9.]*%, softirq [0-9.]*%, idle [0-9.]*%$" "$T/all.err"
+	'grep -q "^bpfprof: CPU time of [0-9]* CPUs\? x [0-9.]* s: user [0-9.]*%, kernel [0-9.]*%, irq [0-9.]*%, softirq [0-9.]*%, idle [0-9.]*%$" "$T/all.err"'
 sum=$(awk -v a="$(state "$T/all.err" user)" -v b="$(state "$T/all.err" kernel)" \
 	-v c="$(state "$T/all.err" irq)" -v d="$(state "$T/all.err" softirq)" \
 	-v e="$(state "$T/all.err" idle)" 'BEGIN { print a + b + c + d + e }')
-check "system-wide: the five shares add up to 100 % ($sum)" within "$sum" 99.7 100.3
+check "system-wide: the five shares add up to 100 % ($sum)" 'within "$sum" 99.7 100.3'
 for s in user kernel irq softirq idle; do
 	got=$(state "$T/all.err" $s)
 	want=$(kstate $s)
 	check "system-wide: $s $got %, /proc/stat says $want % (within 5 points)" \
-		within "$(awk -v a="$got" -v b="$want" 'BEGIN { print a - b }')" -5 5
+		'within "$(awk -v a="$got" -v b="$want" "BEGIN { print a - b }")" -5 5'
 done
 check "system-wide: loopback's softirq time is there ($(state "$T/all.err" softirq) %)" \
-	within "$(state "$T/all.err" softirq)" 1 100
+	'within "$(state "$T/all.err" softirq)" 1 100'
 
 # 2. One process, against its own user and system time.
 $BPFPROF -v -F 999 -d 3 -p $sys -o "$T/p.folded" 2> "$T/p.err" &
@@ -69,6 +70,6 @@ wait $prof
 want=$(echo $t0 $t1 | awk '{ u = $3 - $1; s = $4 - $2; printf "%.1f", 100 * s / (u + s) }')
 got=$(state "$T/p.err" kernel)
 check "-p: kernel $got %, the process's own system time $want % (within 5 points)" \
-	within "$(awk -v a="$got" -v b="$want" 'BEGIN { print a - b }')" -5 5
+	'within "$(awk -v a="$got" -v b="$want" "BEGIN { print a - b }")" -5 5'
 check "-p: the states are of the process's samples, no idle" \
-	grep -q "^bpfprof: CPU states of the [0-9]* samples: user [0-9.]*%, kernel [0-9.]*%, irq [0-9.]*%, softirq [0-9.]*%$" "$T/p.err"
+	'grep -q "^bpfprof: CPU states of the [0-9]* samples: user [0-9.]*%, kernel [0-9.]*%, irq [0-9.]*%, softirq [0-9.]*%$" "$T/p.err"'

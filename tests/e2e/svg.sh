@@ -60,9 +60,9 @@ pid=$!
 sleep 0.3
 $BPFPROF -F 999 -d 5 -p $pid -o "$T/split.svg" -o "$T/split.folded" 2> "$T/split.err"
 rc=$?
-check "svg: exit status 0 writing SVG and folded from one run" [ $rc = 0 ]
+check "svg: exit status 0 writing SVG and folded from one run" '[ $rc = 0 ]'
 total=$(folded_total "$T/split.folded")
-check "svg: the folded output passes the strict checker" [ -n "$total" ]
+check "svg: the folded output passes the strict checker" '[ -n "$total" ]'
 if xmllint --noout "$T/split.svg" 2> "$T/xmllint.err"; then
 	ok "svg: xmllint finds $(wc -c < "$T/split.svg") bytes well-formed"
 else
@@ -86,7 +86,7 @@ bad=$(awk -F'\t' -v t="${total:-1}" -v inner=$INNER '
 	abs($5 - $2 * inner / t) > 0.0051 || abs($4 - (10 + $3 * inner / t)) > 0.0051 { n++ }
 	END { print n + 0 }' "$T/frames.tsv")
 check "svg: all $nframes frames: width = samples x $INNER/$total px, x = 10 + offset x the same" \
-	[ "$bad" = 0 ]
+	'[ "$bad" = 0 ]'
 two=$(sum_matching "$T/split.folded" ';split_two_thirds(;|$)')
 one=$(sum_matching "$T/split.folded" ';split_one_third(;|$)')
 s2=$(sum_field split_two_thirds 2)
@@ -94,7 +94,7 @@ s1=$(sum_field split_one_third 2)
 w2=$(sum_field split_two_thirds 5)
 w1=$(sum_field split_one_third 5)
 check "svg: split_two_thirds and split_one_third hold their folded counts ($s2, $s1)" \
-	[ "$s2" = "$two" -a "$s1" = "$one" ]
+	'[ "$s2" = "$two" -a "$s1" = "$one" ]'
 rf=$(ratio "$two" "$one")
 rw=$(awk -v a="$w2" -v b="$w1" 'BEGIN { printf "%.5f", b ? a / b : 0 }')
 # The 2:1 split itself is e2e/sample's to check: here both leaves must be there.
@@ -218,7 +218,7 @@ fi
 # (labels and rounded corners cover the others).
 chrome --screenshot="$T/split.png" --window-size=1200,800 "$url" > /dev/null 2>&1
 size=$($PNG "$T/split.png" | head -1)
-check "screenshot: a 1200x800 PNG" [ "$size" = "1200 800" ]
+check "screenshot: a 1200x800 PNG" '[ "$size" = "1200 800" ]'
 
 # columns BAND_FILE FILL: "count first last" of the columns painted FILL (+-8 per channel)
 columns() {
@@ -269,4 +269,4 @@ else
 	not_ok "screenshot: the root frame painted across $nr columns from x $lor, want $INNER from 10"
 fi
 d2=$(dark "$T/leaves.txt" "$lo2" "$hi2")
-check "screenshot: a label drawn inside split_two_thirds ($d2 dark pixels)" [ "$d2" -ge 40 ]
+check "screenshot: a label drawn inside split_two_thirds ($d2 dark pixels)" '[ "$d2" -ge 40 ]'

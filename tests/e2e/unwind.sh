@@ -37,13 +37,13 @@ for mode in auto dwarf; do
 	fi
 	two=$(sum_matching "$T/nofp-$mode.folded" ';split_two_thirds(;|$)')
 	one=$(sum_matching "$T/nofp-$mode.folded" ';split_one_third(;|$)')
-	check "no frame pointers, --unwind $mode: split $(ratio "$two" "$one") (2 +- 5%)" within "$(ratio "$two" "$one")" 1.9 2.1
+	check "no frame pointers, --unwind $mode: split $(ratio "$two" "$one") (2 +- 5%)" 'within "$(ratio "$two" "$one")" 1.9 2.1'
 	if [ $mode = dwarf ]; then
 		check "the summary counts the unwinds, all of them complete" \
-			grep -Eq "^bpfprof: unwound ([0-9]+) user stacks: \1 complete" "$T/nofp-$mode.err"
+			'grep -Eq "^bpfprof: unwound ([0-9]+) user stacks: \1 complete" "$T/nofp-$mode.err"'
 	else
 		check "the summary counts the walks, all by CFI, all whole" \
-			grep -Eq "^bpfprof: walked ([0-9]+) user stacks in the kernel: \1 by CFI, 0 by frame pointers, 0 both; whole to the outermost frame \1," "$T/nofp-$mode.err"
+			'grep -Eq "^bpfprof: walked ([0-9]+) user stacks in the kernel: \1 by CFI, 0 by frame pointers, 0 both; whole to the outermost frame \1," "$T/nofp-$mode.err"'
 	fi
 done
 
@@ -52,7 +52,7 @@ profile nofp-fp fp split-nofp $((SECONDS_RUN + 2))
 total=$(folded_total "$T/nofp-fp.folded")
 full=$(sum_matching "$T/nofp-fp.folded" ';main;split_caller;split_(two_thirds|one_third)(;|$)')
 check "the same binary, --unwind fp: only $(share "$full" "$total")% reach main (the build has no frame pointers)" \
-	within "$(share "$full" "$total")" 0 50
+	'within "$(share "$full" "$total")" 0 50'
 
 # 4. Unwind tables only in .debug_frame (built -fno-asynchronous-unwind-tables
 # -g: .eh_frame has crt1's _start and the PLT alone), in the binary itself or
@@ -66,9 +66,9 @@ has_fde() {
 		END { exit !found }'
 }
 check "split-dframe: main's CFI only in .debug_frame" \
-	eval 'has_fde "$WL/split-dframe" .debug_frame && ! has_fde "$WL/split-dframe" .eh_frame'
+	'has_fde "$WL/split-dframe" .debug_frame && ! has_fde "$WL/split-dframe" .eh_frame'
 check "split-dframe-strip: none in the binary, main's CFI in its debuglink file's .debug_frame" \
-	eval '! has_fde "$WL/split-dframe-strip" .debug_frame && ! has_fde "$WL/split-dframe-strip" .eh_frame &&
+	'! has_fde "$WL/split-dframe-strip" .debug_frame && ! has_fde "$WL/split-dframe-strip" .eh_frame &&
 		has_fde "$WL/split-dframe-strip.debug" .debug_frame'
 for mode in auto dwarf; do
 	# 2. A hot path through libc (qsort with a callback), no frame pointers.
@@ -82,8 +82,8 @@ for mode in auto dwarf; do
 		not_ok "qsort through libc: $((twice + once)) of $total samples reach main;sort_*"
 		awk '{print $NF, $0}' "$T/qsort-$mode.folded" | sort -rn | head -3 | cut -c1-200 | sed 's/^/#   /'
 	fi
-	check "qsort: sort_twice/sort_once = $(ratio "$twice" "$once") (2 +- 5%)" within "$(ratio "$twice" "$once")" 1.9 2.1
-	check "qsort: the callback is seen under libc's qsort" grep -q ';qsort_r;.*;by_value' "$T/qsort-$mode.folded"
+	check "qsort: sort_twice/sort_once = $(ratio "$twice" "$once") (2 +- 5%)" 'within "$(ratio "$twice" "$once")" 1.9 2.1'
+	check "qsort: the callback is seen under libc's qsort" 'grep -q ";qsort_r;.*;by_value" "$T/qsort-$mode.folded"'
 
 	# 3. Hot code in a signal handler: through libc's signal trampoline (its CFI
 	# marked 'S', the interrupted pc not a return address) back to main.
@@ -98,7 +98,7 @@ for mode in auto dwarf; do
 	fi
 	spin=$(sum_matching "$T/signal-$mode.folded" ';main;main_spin;unit$')
 	check "signal handler: main_spin/handler_spin = $(ratio "$spin" "$handler") (2 +- 10%: the timer's signals add kernel time to main's side)" \
-		within "$(ratio "$spin" "$handler")" 1.8 2.2
+		'within "$(ratio "$spin" "$handler")" 1.8 2.2'
 
 	for w in split-dframe split-dframe-strip; do
 		profile $w-$mode $mode $w $((SECONDS_RUN + 2))

@@ -45,7 +45,7 @@ whole "PLT calls (plt-nofp)" "$T/plt.folded" "^plt-nofp;$START;main;plt_loop(;|$
 stub=$(sum_matching "$T/plt.folded" ';strlen@plt$')
 stub_whole=$(sum_matching "$T/plt.folded" "^plt-nofp;$START;main;plt_loop;strlen@plt$")
 check "samples in the PLT stub itself: $stub_whole of $stub whole to main;plt_loop;strlen@plt" \
-	test "$stub_whole" = "$stub"
+	'test "$stub_whole" = "$stub"'
 
 # 2. C++ built -O2 without frame pointers, its functions demangled.
 start_workload cxx-nofp $((SECONDS_RUN + 2))
@@ -88,7 +88,7 @@ if command -v node > /dev/null; then
 		top "$T/jit.folded"
 	fi
 	check "JIT frames: the summary counts walks by CFI and frame pointers both" \
-		grep -Eq "^bpfprof: walked [0-9]+ user stacks in the kernel: [0-9]+ by CFI, [0-9]+ by frame pointers, [1-9][0-9]* both" "$T/jit.err"
+		'grep -Eq "^bpfprof: walked [0-9]+ user stacks in the kernel: [0-9]+ by CFI, [0-9]+ by frame pointers, [1-9][0-9]* both" "$T/jit.err"'
 else
 	not_ok "node: not installed (sudo make deps installs nodejs)"
 fi

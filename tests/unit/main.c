@@ -11,7 +11,7 @@
 
 #include "unit.h"
 
-int unit_count, unit_failed;
+int unit_count, unit_failed, unit_skipped;
 const char *unit_fixtures = "build/tests/fixtures";
 
 bool unit_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
@@ -29,6 +29,19 @@ bool unit_check(bool ok, const char *file, int line, const char *expr, const cha
 		printf("#   failed: %s at %s:%d\n", expr, file, line);
 	}
 	return ok;
+}
+
+void unit_skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	unit_count++;
+	unit_skipped++;
+	printf("ok %d - ", unit_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
 }
 
 static void diagnose(const char *label, const char *text)
@@ -112,7 +125,8 @@ char *unit_pipe(const char *cmd, const void *input, size_t len)
 	X(test_cpu_list) X(test_folded) X(test_pb) X(test_pprof) X(test_callgrind)                \
 	X(test_svg) X(test_demangle) X(test_perfmap) X(test_jit_symbolize)        \
 	X(test_debuginfo) X(test_fuzz_regressions) X(test_hostile) X(test_unwind) X(test_cfi_rows) \
-	X(test_unwind_tables) X(test_python_offsets) X(test_python_code)
+	X(test_unwind_tables) X(test_python_offsets) X(test_python_code) X(test_rotate) \
+	X(test_series) X(test_metrics) X(test_collect)
 
 #define DECLARE(fn) unit_test_fn fn;
 TESTS(DECLARE)

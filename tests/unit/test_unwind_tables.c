@@ -57,7 +57,7 @@ void test_unwind_tables(void)
 
 	elf_version(EV_CURRENT);
 	rows_fd = make_maps(1 << 20, &files_fd);
-	if (!CHECK(rows_fd >= 0 && files_fd >= 0, "BPF maps created (make test runs as root)"))
+	if (!CHECK_ROOT(rows_fd >= 0 && files_fd >= 0, "BPF maps created"))
 		return;
 	elf = open_elf(LIBC, &fd);
 	if (!CHECK(elf && !cfi_rows_build(elf, NULL, &want), "libc's table builds"))

@@ -5,8 +5,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
-extern int unit_count, unit_failed;
+extern int unit_count, unit_failed, unit_skipped;
 extern const char *unit_fixtures;	/* folder of built fixture files */
 
 bool unit_check(bool ok, const char *file, int line, const char *expr, const char *fmt, ...)
@@ -16,6 +17,12 @@ bool unit_check(bool ok, const char *file, int line, const char *expr, const cha
 bool expect_text(const char *got, const char *want, const char *what);
 
 #define CHECK(cond, ...) unit_check(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+
+/* One check not made, counted as TAP "ok N - ... # SKIP why". */
+void unit_skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Skips the check "what" unless root, which must be able to: the caller tried and failed. */
+#define CHECK_ROOT(cond, ...) \
+	(geteuid() != 0 && !(cond) ? (unit_skip("needs root", __VA_ARGS__), false) : CHECK(cond, __VA_ARGS__))
 
 #include "bpfprof/output.h"
 
