@@ -73,17 +73,6 @@ static uint64_t grow(struct collector *c, size_t bytes, uint64_t *next_ip)
 	return added;
 }
 
-/* The window on the trimmed profile is told before and after each fold. */
-static void window_folding(void *ctx, bool done)
-{
-	struct window *w = ctx;
-
-	if (done)
-		window_rebase(w);
-	else
-		window_flush(w);
-}
-
 void test_collect(void)
 {
 	uint64_t kips[2] = { 0xffffffff81000100ULL, 0xffffffff81000200ULL };
@@ -142,9 +131,8 @@ void test_collect(void)
 	/* trim_only: the profile lets its counts go as it grows; a window of it keeps them. */
 	setup(&s, &p, &c);
 	c.trim_only = true;
+	/* Nothing wired by hand: the window hears of the fold from the profile. */
 	window_open(&w, &p, now_ns(), 0, 0, NULL);
-	c.folding = window_folding;
-	c.folding_ctx = &w;
 	rs.count = 5;
 	collector_add(&c, &rs);
 	added = grow(&c, 3u << 20, &next_ip);
