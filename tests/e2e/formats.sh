@@ -9,8 +9,8 @@ start_workload syscall 10
 sleep 0.3
 $BPFPROF -F 999 -d 3 -o "$T/run.folded" -o "$T/run.pb.gz" -o "$T/callgrind.out.run" -o "$T/run.svg" \
 	2> "$T/run.err"
-check "one run wrote four files" '[ -s "$T/run.folded" ] && [ -s "$T/run.pb.gz" ] && \
-	[ -s "$T/callgrind.out.run" ] && [ -s "$T/run.svg" ]'
+check "one run wrote four files" '[[ -s "$T/run.folded" && -s "$T/run.pb.gz" && \
+	-s "$T/callgrind.out.run" && -s "$T/run.svg" ]]'
 
 folded=$(folded_total "$T/run.folded")
 pprof=$(go tool pprof -top -sample_index=samples -nodefraction=0 -nodecount=1000000 "$T/run.pb.gz" 2> /dev/null |

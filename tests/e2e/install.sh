@@ -20,7 +20,7 @@ check "nothing enabled: no WantedBy link made" \
 sed "s|/usr/local/bin/bpfprof|$PWD/$BPFPROF|" "$unit" > "$T/bpfprof.service"
 MANPATH=$T/root/usr/local/share/man systemd-analyze verify "$T/bpfprof.service" > "$T/verify" 2>&1
 rc=$?
-check "systemd-analyze verify: exit $rc, no complaint" '[ $rc = 0 ] && [ ! -s "$T/verify" ]'
+check "systemd-analyze verify: exit $rc, no complaint" '[[ $rc = 0 && ! -s "$T/verify" ]]'
 diag "$T/verify"
 level=$(systemd-analyze security --offline=true "$T/bpfprof.service" 2> /dev/null |
 	sed -n 's/.*Overall exposure level for bpfprof.service: \([0-9.]*\) .*/\1/p')

@@ -12,7 +12,7 @@ split_pid=$!
 start_workload syscall 10
 sleep 0.3
 $BPFPROF -F 999 -d 4 --per-pid -o "$T/run.pb.gz" -o "$T/run.folded" 2> "$T/run.err"
-check "one run writes pprof and folded" '[ -s "$T/run.pb.gz" ] && [ -s "$T/run.folded" ]'
+check "one run writes pprof and folded" '[[ -s "$T/run.pb.gz" && -s "$T/run.folded" ]]'
 total=$(folded_total "$T/run.folded")
 
 for view in -raw -top -traces; do

@@ -91,7 +91,7 @@ sleep 1.2
 http "$T/m2" "$url/metrics" > /dev/null
 promtool check metrics < "$T/m2" > "$T/promtool.out" 2>&1
 rc=$?
-check "promtool check metrics: exit $rc, no complaint" '[ $rc = 0 ] && [ ! -s "$T/promtool.out" ]'
+check "promtool check metrics: exit $rc, no complaint" '[[ $rc = 0 && ! -s "$T/promtool.out" ]]'
 diag "$T/promtool.out"
 s1=$(sed -n 's/^bpfprof_samples_total //p' "$T/m1")
 s2=$(sed -n 's/^bpfprof_samples_total //p' "$T/m2")

@@ -79,7 +79,7 @@ sleep 1
 watch $prof
 wait $prof
 rc=$?
-check "-d 1.5: exit 0, a valid profile" '[ $rc = 0 ] && [ "$(folded_total "$T/d.folded")" -gt 0 ]'
+check "-d 1.5: exit 0, a valid profile" '[[ $rc = 0 && "$(folded_total "$T/d.folded")" -gt 0 ]]'
 left_nothing "the end of -d"
 
 # 2. While writing: many distinct stacks, so there is much to write.
