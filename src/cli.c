@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * The command line: one table of options (cli_options below) that --help,
+ * The command line: one table of options (options_table below) that --help,
  * getopt and the dispatch read; then the checks of options together and
  * against this machine. What the options mean for a run is settings.c's.
  */
@@ -163,7 +163,7 @@ static void print_version(void)
 /* Every option, in --help's order (the man page's too). */
 static const struct cli_option options_table[] = {
 	{ "frequency", 'F', "HZ", "samples per second per CPU (default 99)",
-	  U32(frequency, 1, 0, 99, "a rate in Hz"), .machine_max = max_sample_rate,
+	  U32(frequency, 1, 0 /* machine_max */, 99, "a rate in Hz"), .machine_max = max_sample_rate,
 	  .why_max = " (the kernel's perf_event_max_sample_rate)" },
 	{ "duration", 'd', "SECONDS", "stop after SECONDS (default: at Ctrl-C or SIGTERM)",
 	  SECONDS(duration, 0.001, 365 * 86400.0, -1) },

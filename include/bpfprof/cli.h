@@ -3,21 +3,26 @@
  * The command line -> struct options. Every bad value gets one line naming
  * the problem and the fix, and exit code 2.
  *
- * One table (cli_options[] in src/cli.c) says everything about each
- * option: its spellings, how its value is read and checked, where it goes,
- * its --help line. Usage, getopt's long options and short string, and the
- * dispatch all come from it. Adding an option takes:
+ * One table (options_table[] in src/cli.c, cli_options() below) says
+ * everything about each option: its spellings, how its value is read and
+ * checked, its default, where it goes, its --help line. Usage, getopt's
+ * long options and short string, and the dispatch all come from it; what
+ * the options mean for a run is settings_from_options()'s (settings.h).
+ * Adding an option takes:
  *   1. its field here in struct options;
- *   2. its row in cli_options[] (and, if it only makes sense with others,
- *      a line in check_combinations() beside it);
- *   3. if it changes what is sampled: its line in settings_from_options()
- *      (src/settings.c) and a test of it in tests/unit/test_options.c; if
- *      it reaches the BPF program, also the sampler_config field
- *      (sampler.h), the rodata assignment (sampler.c) and the rodata
- *      variable (bpf/);
- *   4. its entry in the man page's OPTIONS (src/bpfprof.8); the unit test
- *      test_option_spellings fails until the table, --help and the man page
- *      name the same options.
+ *   2. its row in options_table[] (src/cli.c), and a line in
+ *      check_combinations() or check_agent_options() if it only makes sense
+ *      with other options;
+ *   3. if it changes what the run does: its line in settings_from_options()
+ *      (src/settings.c); if it reaches the BPF program, also its
+ *      sampler_config field (sampler.h), the rodata assignment (sampler.c)
+ *      and the rodata variable (bpf/);
+ *   4. its entry in the man page's OPTIONS (src/bpfprof.8), and in the
+ *      README's option table while tests/e2e/cli.sh compares that too;
+ *   5. its checks in tests/unit/test_options.c: the values it takes and
+ *      refuses (each message word for word), what settings makes of it.
+ * test_option_spellings fails until the table, --help and the man page
+ * name the same options.
  */
 #ifndef BPFPROF_CLI_H
 #define BPFPROF_CLI_H
