@@ -39,7 +39,8 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	cfg->dwarf_unwind = o->dwarf_unwind;
 	/* No user stacks, nothing to walk. */
 	cfg->cfi_unwind = o->cfi_unwind && !o->kernel_only;
-	cfg->python_frames = !o->no_python;
+	/* Python frames are read by the CFI walk only. */
+	cfg->python_frames = cfg->cfi_unwind && !o->no_python;
 	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->stack_copy_bytes = o->stack_size;
 }

@@ -498,9 +498,12 @@ static void test_settings_sampler(void)
 			      c->tgids == o.tgids,
 		      "settings, --wall -p 1: CPU samples and off-CPU time, the process filter");
 	options_release(&o);
-	if (settings_of(&s, &o, ARGV("-K", "--no-python"), 4096))
+	if (settings_of(&s, &o, ARGV("-K"), 4096))
 		CHECK(!c->user_stacks && c->kernel_stacks && !c->cfi_unwind && !c->python_frames,
-		      "settings, -K: no user stacks, so no CFI walk; --no-python");
+		      "settings, -K: no user stacks, so no CFI walk and no Python frames");
+	options_release(&o);
+	if (settings_of(&s, &o, ARGV("--no-python"), 4096))
+		CHECK(c->cfi_unwind && !c->python_frames, "settings, --no-python: the CFI walk without Python");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-U", "-I", "--btf", "/b"), 4096))
 		CHECK(!c->kernel_stacks && c->user_stacks && c->include_idle && !strcmp(c->btf_path, "/b"),
@@ -515,7 +518,8 @@ static void test_settings_sampler(void)
 		CHECK(c->ring_buffer_bytes == 8192, "settings: --ring-buffer-size 8 wins over --unwind dwarf's");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
-		CHECK(!c->cfi_unwind && !c->dwarf_unwind, "settings, --unwind fp: frame pointers only");
+		CHECK(!c->cfi_unwind && !c->dwarf_unwind && !c->python_frames,
+		      "settings, --unwind fp: frame pointers only, so no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--ring-buffer-size", "4"), 65536))
 		CHECK(c->ring_buffer_bytes == 65536, "settings: the ring is at least a page (64 KiB pages)");
