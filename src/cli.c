@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * The command line: one table of options (options_table below) that --help,
+ * getopt and the dispatch read; then the checks of options together and
+ * against this machine. What the options mean for a run is settings.c's.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -22,129 +27,15 @@
 #define MAX_STACK_STORAGE (1u << 18)
 #define MAX_COUNTS (1u << 22)
 
-static const char usage_text[] =
-	"Usage: bpfprof [options]\n"
-	"Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
-	"\n"
-	"  -F, --frequency HZ          samples per second per CPU (default 99)\n"
-	"  -d, --duration SECONDS      stop after SECONDS (default: at Ctrl-C or SIGTERM)\n"
-	"  -p, --pid PID[,PID...]      only these processes, all their threads\n"
-	"  -t, --tid TID[,TID...]      only these threads\n"
-	"      --cgroup PATH           only tasks in this cgroup v2 directory or below it\n"
-	"  -C, --cpu CPUS              only these CPUs, e.g. 0,2-3 (default: every online CPU)\n"
-	"  -U, --user-only             user stacks only, no kernel frames\n"
-	"  -K, --kernel-only           kernel stacks only, no user frames\n"
-	"  -I, --idle                  include the idle task (pid 0)\n"
-	"      --per-pid               root frame \"comm-PID\" instead of \"comm\"\n"
-	"      --off-cpu               time threads spend off the CPU (waiting, sleeping, preempted),\n"
-	"                              by the stack they left with, in microseconds; no CPU samples\n"
-	"      --wall                  each thread's wall time: CPU samples at -F and its time off the\n"
-	"                              CPU in the same unit (needs -p, -t or --cgroup)\n"
-	"      --min-block USECS       off-CPU times shorter than USECS are not counted (default 0)\n"
-	"      --listen HOST:PORT      serve profiles over HTTP while sampling, as Go's net/http/pprof:\n"
-	"                              /debug/pprof/profile?seconds=N, /metrics (Prometheus), /; until\n"
-	"                              a signal or -d; the whole run is written only with -o\n"
-	"      --push URL              every --push-interval, the interval's pprof POSTed to a\n"
-	"                              Pyroscope server's ingest API at URL (e.g. http://host:4040)\n"
-	"      --push-interval SECONDS with --push: the interval (default 10)\n"
-	"      --app-name NAME         with --push: the application's name (default the host name)\n"
-	"      --rotate SECONDS        with -o FILE: a complete FILE per interval, ending at multiples\n"
-	"                              of SECONDS of the clock, named by its start: out.20261124T101500Z.pb.gz\n"
-	"      --keep N                with --rotate: keep the N newest files of each -o\n"
-	"  -f, --format FORMAT         folded, pprof, callgrind or svg (default: from -o's name, else folded)\n"
-	"  -o, --output FILE           write to FILE instead of stdout; may be given several times\n"
-	"      --interval SECONDS      drain the BPF maps this often (default 1)\n"
-	"      --stack-storage-size N  stacks each BPF stack map holds (default 16384)\n"
-	"      --max-stacks N          distinct keys each BPF counts map holds (default 16384)\n"
-	"      --ring-buffer-size KIB  ring buffer for samples the maps cannot take (default 2048;\n"
-	"                              65536 with --unwind dwarf)\n"
-	"      --unwind auto|fp|dwarf  user stacks walked in the kernel with the binaries' CFI,\n"
-	"                              frame pointers where code has none (auto, the default); by\n"
-	"                              frame pointers only (fp); or unwound in userspace from each\n"
-	"                              sample's stack copy (dwarf)\n"
-	"      --stack-size BYTES      user stack copied per sample with --unwind dwarf (default 16384)\n"
-	"      --no-python             leave Python processes' own frames out (read with --unwind\n"
-	"                              auto: CPython 3.10 to 3.13); native frames only\n"
-	"      --btf FILE              kernel BTF (default /sys/kernel/btf/vmlinux)\n"
-	"  -v, --verbose               say more on stderr, libbpf's messages included\n"
-	"  -h, --help                  show this help\n"
-	"  -V, --version               show the version\n";
-
-enum {
-	OPT_CGROUP = 256,
-	OPT_PER_PID,
-	OPT_INTERVAL,
-	OPT_STACK_STORAGE,
-	OPT_MAX_STACKS,
-	OPT_RING_BUFFER,
-	OPT_UNWIND,
-	OPT_STACK_SIZE,
-	OPT_BTF,
-	OPT_NO_PYTHON,
-	OPT_OFF_CPU,
-	OPT_WALL,
-	OPT_MIN_BLOCK,
-	OPT_LISTEN,
-	OPT_ROTATE,
-	OPT_PUSH,
-	OPT_PUSH_INTERVAL,
-	OPT_APP_NAME,
-	OPT_KEEP,
-};
-
-static const struct option long_options[] = {
-	{ "frequency", required_argument, NULL, 'F' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "user-only", no_argument, NULL, 'U' },
-	{ "kernel-only", no_argument, NULL, 'K' },
-	{ "idle", no_argument, NULL, 'I' },
-	{ "per-pid", no_argument, NULL, OPT_PER_PID },
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "ring-buffer-size", required_argument, NULL, OPT_RING_BUFFER },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
-	{ "btf", required_argument, NULL, OPT_BTF },
-	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-	{ "wall", no_argument, NULL, OPT_WALL },
-	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "rotate", required_argument, NULL, OPT_ROTATE },
-	{ "push", required_argument, NULL, OPT_PUSH },
-	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
-	{ "app-name", required_argument, NULL, OPT_APP_NAME },
-	{ "keep", required_argument, NULL, OPT_KEEP },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static const char short_options[] = ":F:d:p:t:C:UKIf:o:vhV";
-
-/* The option as the user typed it, for messages. */
-static const char *option_name(int c)
+/* The option as messages name it: its letter if it has one. */
+static const char *option_name(const struct cli_option *opt)
 {
 	static char buf[32];
-	size_t i;
 
-	for (i = 0; long_options[i].name; i++)
-		if (long_options[i].val == c) {
-			if (c < 256)
-				snprintf(buf, sizeof(buf), "-%c", c);
-			else
-				snprintf(buf, sizeof(buf), "--%s", long_options[i].name);
-			return buf;
-		}
-	snprintf(buf, sizeof(buf), "-%c", c);
+	if (opt->letter)
+		snprintf(buf, sizeof(buf), "-%c", opt->letter);
+	else
+		snprintf(buf, sizeof(buf), "--%s", opt->name);
 	return buf;
 }
 
@@ -163,9 +54,236 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The kernel's limit on -F. */
+static uint32_t max_sample_rate(void)
+{
+	char *text;
+	unsigned long v = 100000;
+
+	if (!read_file("/proc/sys/kernel/perf_event_max_sample_rate", &text, NULL)) {
+		v = strtoul(text, NULL, 10);
+		free(text);
+	}
+	return v ? v : 1;
+}
+
+/* --listen HOST:PORT (an IPv6 address in brackets): its form; the address itself is tried later. */
+static int check_listen(struct options *o, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	char *end;
+	long port;
+
+	(void)o;
+	if (!colon || colon == arg)
+		return usage_error("--listen %s: give HOST:PORT, e.g. 127.0.0.1:6060 or [::1]:6060", arg);
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 0 || port > 65535)
+		return usage_error("--listen %s: the port is not a number from 0 to 65535 (0: any free "
+				   "one); give e.g. 127.0.0.1:6060", arg);
+	if (strchr(arg, ':') != colon && (arg[0] != '[' || colon[-1] != ']'))
+		return usage_error("--listen %s: put an IPv6 address in brackets, e.g. [::1]:6060", arg);
+	return 0;
+}
+
+static int check_push_url(struct options *o, const char *arg)
+{
+	(void)o;
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return usage_error("--push %s: give the server's URL, e.g. http://pyroscope:4040", arg);
+	return 0;
+}
+
+static int check_app_name(struct options *o, const char *arg)
+{
+	(void)o;
+	if (!*arg)
+		return usage_error("--app-name: empty; give the name to file profiles under");
+	return 0;
+}
+
+static int check_ring_buffer_size(struct options *o, const char *arg)
+{
+	if (o->ring_buffer_kib & (o->ring_buffer_kib - 1))
+		return usage_error("--ring-buffer-size %s is not a power of two; give e.g. 4096", arg);
+	return 0;
+}
+
+static int check_stack_size(struct options *o, const char *arg)
+{
+	if (o->stack_size % 1024)
+		return usage_error("--stack-size %s is not a multiple of 1024; give e.g. 16384", arg);
+	return 0;
+}
+
+/* -o FILE, or - for stdout: one more output, its format settled by resolve_formats(). */
+static int add_output(struct options *o, const char *arg)
+{
+	int err = 0;
+
+	if (!*arg)
+		err = usage_error("-o: empty file name; give a path, or - for stdout");
+	o->outputs = xrealloc(o->outputs, (o->noutputs + 1) * sizeof(*o->outputs));
+	o->outputs[o->noutputs].path = strcmp(arg, "-") ? arg : NULL;
+	o->outputs[o->noutputs++].format = -1;
+	return err;
+}
+
+static void choose_unwind(struct options *o, int choice)
+{
+	o->cfi_unwind = choice == 0;
+	o->dwarf_unwind = choice == 2;
+}
+
+static void print_usage(void)
+{
+	options_usage(stdout);
+}
+
+static void print_version(void)
+{
+	printf("bpfprof %s\n", BPFPROF_VERSION);
+}
+
+/* offsetof(struct options, member), which must be of type type. */
+#define FIELD(member, type)                                                                        \
+	(offsetof(struct options, member) +                                                        \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((struct options *)0)->member),     \
+							type) ? 1 : -1]))
+#define FLAG(m) .kind = OPTION_FLAG, .field = FIELD(m, bool)
+#define STRING(m) .kind = OPTION_STRING, .field = FIELD(m, const char *)
+#define U32(m, lo, hi, d, w)                                                                       \
+	.kind = OPTION_U32, .field = FIELD(m, uint32_t), .min = (lo), .max = (hi), .def = (d), .what = (w)
+#define SECONDS(m, lo, hi, d)                                                                      \
+	.kind = OPTION_SECONDS, .field = FIELD(m, double), .min = (lo), .max = (hi), .def = (d)
+#define IDS(m, n, w)                                                                               \
+	.kind = OPTION_IDS, .field = FIELD(m, uint32_t *), .count_field = FIELD(n, size_t), .what = (w)
+
+/* Every option, in --help's order (the man page's too). */
+static const struct cli_option options_table[] = {
+	{ "frequency", 'F', "HZ", "samples per second per CPU (default 99)",
+	  U32(frequency, 1, 0 /* machine_max */, 99, "a rate in Hz"), .machine_max = max_sample_rate,
+	  .why_max = " (the kernel's perf_event_max_sample_rate)" },
+	{ "duration", 'd', "SECONDS", "stop after SECONDS (default: at Ctrl-C or SIGTERM)",
+	  SECONDS(duration, 0.001, 365 * 86400.0, -1) },
+	{ "pid", 'p', "PID[,PID...]", "only these processes, all their threads",
+	  IDS(tgids, ntgids, "process") },
+	{ "tid", 't', "TID[,TID...]", "only these threads", IDS(pids, npids, "thread") },
+	{ "cgroup", 0, "PATH", "only tasks in this cgroup v2 directory or below it", STRING(cgroup) },
+	{ "cpu", 'C', "CPUS", "only these CPUs, e.g. 0,2-3 (default: every online CPU)",
+	  STRING(cpu_list) },
+	{ "user-only", 'U', NULL, "user stacks only, no kernel frames", FLAG(user_only) },
+	{ "kernel-only", 'K', NULL, "kernel stacks only, no user frames", FLAG(kernel_only) },
+	{ "idle", 'I', NULL, "include the idle task (pid 0)", FLAG(idle) },
+	{ "per-pid", 0, NULL, "root frame \"comm-PID\" instead of \"comm\"", FLAG(per_pid) },
+	{ "off-cpu", 0, NULL,
+	  "time threads spend off the CPU (waiting, sleeping, preempted),\n"
+	  "by the stack they left with, in microseconds; no CPU samples",
+	  FLAG(off_cpu) },
+	{ "wall", 0, NULL,
+	  "each thread's wall time: CPU samples at -F and its time off the\n"
+	  "CPU in the same unit (needs -p, -t or --cgroup)",
+	  FLAG(wall) },
+	{ "min-block", 0, "USECS", "off-CPU times shorter than USECS are not counted (default 0)",
+	  U32(min_block_us, 0, 3600.0 * 1000000, 0, "a time in microseconds") },
+	{ "listen", 0, "HOST:PORT",
+	  "serve profiles over HTTP while sampling, as Go's net/http/pprof:\n"
+	  "/debug/pprof/profile?seconds=N, /metrics (Prometheus), /; until\n"
+	  "a signal or -d; the whole run is written only with -o",
+	  STRING(listen), .check = check_listen },
+	{ "push", 0, "URL",
+	  "every --push-interval, the interval's pprof POSTed to a\n"
+	  "Pyroscope server's ingest API at URL (e.g. http://host:4040)",
+	  STRING(push), .check = check_push_url },
+	{ "push-interval", 0, "SECONDS", "with --push: the interval (default 10)",
+	  SECONDS(push_interval, 1, 3600, 10) },
+	{ "app-name", 0, "NAME", "with --push: the application's name (default the host name)",
+	  STRING(app_name), .check = check_app_name },
+	{ "rotate", 0, "SECONDS",
+	  "with -o FILE: a complete FILE per interval, ending at multiples\n"
+	  "of SECONDS of the clock, named by its start: out.20261124T101500Z.pb.gz",
+	  SECONDS(rotate, 1, 86400, 0) },
+	{ "keep", 0, "N", "with --rotate: keep the N newest files of each -o",
+	  U32(keep, 1, 1000000, 0, "a number of files") },
+	{ "format", 'f', "FORMAT",
+	  "folded, pprof, callgrind or svg (default: from -o's name, else folded)", STRING(format) },
+	{ "output", 'o', "FILE", "write to FILE instead of stdout; may be given several times",
+	  .kind = OPTION_CUSTOM, .set = add_output },
+	{ "interval", 0, "SECONDS", "drain the BPF maps this often (default 1)",
+	  SECONDS(interval, 0.01, 3600, 1) },
+	{ "stack-storage-size", 0, "N", "stacks each BPF stack map holds (default 16384)",
+	  U32(stack_storage_size, 1, MAX_STACK_STORAGE, 16384, "a number of stacks") },
+	{ "max-stacks", 0, "N", "distinct keys each BPF counts map holds (default 16384)",
+	  U32(max_stacks, 1, MAX_COUNTS, 16384, "a number of keys") },
+	{ "ring-buffer-size", 0, "KIB",
+	  "ring buffer for samples the maps cannot take (default 2048;\n"
+	  "65536 with --unwind dwarf)",
+	  U32(ring_buffer_kib, 4, 1 << 20, 0, "a power of two of KiB"),
+	  .check = check_ring_buffer_size },
+	{ "unwind", 0, "auto|fp|dwarf",
+	  "user stacks walked in the kernel with the binaries' CFI,\n"
+	  "frame pointers where code has none (auto, the default); by\n"
+	  "frame pointers only (fp); or unwound in userspace from each\n"
+	  "sample's stack copy (dwarf)",
+	  .kind = OPTION_CHOICE, .choices = (const char *const[]){ "auto", "fp", "dwarf", NULL },
+	  .choose = choose_unwind, .def = 0,
+	  .what = "auto (CFI in the kernel), fp (frame pointers) or dwarf" },
+	{ "stack-size", 0, "BYTES", "user stack copied per sample with --unwind dwarf (default 16384)",
+	  U32(stack_size, 1024, 65536, 16384, "a number of bytes"), .check = check_stack_size },
+	{ "no-python", 0, NULL,
+	  "leave Python processes' own frames out (read with --unwind\n"
+	  "auto: CPython 3.10 to 3.13); native frames only",
+	  FLAG(no_python) },
+	{ "btf", 0, "FILE", "kernel BTF (default /sys/kernel/btf/vmlinux)", STRING(btf) },
+	{ "verbose", 'v', NULL, "say more on stderr, libbpf's messages included",
+	  .kind = OPTION_COUNT, .field = FIELD(verbose, int) },
+	{ "help", 'h', NULL, "show this help", .kind = OPTION_PRINT, .print = print_usage },
+	{ "version", 'V', NULL, "show the version", .kind = OPTION_PRINT, .print = print_version },
+};
+
+#define NR_OPTIONS ARRAY_SIZE(options_table)
+
+const struct cli_option *cli_options(size_t *n)
+{
+	*n = NR_OPTIONS;
+	return options_table;
+}
+
+/* Where --help's text starts, and how wide the "  -F, " before the long name is. */
+#define HELP_COLUMN 30
+#define LETTER_WIDTH 6
+
+void options_usage(FILE *out)
+{
+	size_t i;
+
+	fputs("Usage: bpfprof [options]\n"
+	      "Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
+	      "\n", out);
+	for (i = 0; i < NR_OPTIONS; i++) {
+		const struct cli_option *opt = &options_table[i];
+		const char *h;
+		int n;
+
+		if (opt->letter)
+			fprintf(out, "  -%c, ", opt->letter);
+		else
+			fprintf(out, "%*s", LETTER_WIDTH, "");
+		n = fprintf(out, "--%s%s%s", opt->name, opt->arg ? " " : "", opt->arg ? opt->arg : "");
+		fprintf(out, "%*s", n < HELP_COLUMN - LETTER_WIDTH ? HELP_COLUMN - LETTER_WIDTH - n : 1, "");
+		for (h = opt->help; *h; h++) {
+			fputc(*h, out);
+			if (*h == '\n')
+				fprintf(out, "%*s", HELP_COLUMN, "");
+		}
+		fputc('\n', out);
+	}
+}
+
 /* A whole number in [min, max], or a usage error naming the option. */
-static int parse_u32(int opt, const char *arg, uint32_t min, uint32_t max, const char *what,
-		     const char *why_max, uint32_t *out)
+static int parse_u32(const struct cli_option *opt, const char *arg, uint32_t min, uint32_t max,
+		     const char *what, const char *why_max, uint32_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -182,7 +300,7 @@ static int parse_u32(int opt, const char *arg, uint32_t min, uint32_t max, const
 	return 0;
 }
 
-static int parse_seconds(int opt, const char *arg, double min, double max, double *out)
+static int parse_seconds(const struct cli_option *opt, const char *arg, double *out)
 {
 	char *end;
 	double v;
@@ -192,39 +310,244 @@ static int parse_seconds(int opt, const char *arg, double min, double max, doubl
 	if (!*arg || *end || errno || !isfinite(v))
 		return usage_error("%s '%s': not a number of seconds; give e.g. %s 10", option_name(opt),
 				   arg, option_name(opt));
-	if (v < min || v > max)
+	if (v < opt->min || v > opt->max)
 		return usage_error("%s %s is out of range; give from %.10g to %.10g seconds", option_name(opt),
-				   arg, min, max);
+				   arg, opt->min, opt->max);
 	*out = v;
 	return 0;
 }
 
 /* "1,2,3" appended to ids; each must name a live task. */
-static int parse_ids(int opt, const char *arg, uint32_t **ids, size_t *n)
+static int parse_ids(const struct cli_option *opt, const char *arg, uint32_t **ids, size_t *n)
 {
-	const char *what = opt == 'p' ? "process" : "thread";
-	char *copy = xstrdup(arg), *tok, *save = NULL;
+	char *copy = xstrdup(arg), *tok, *save = NULL, what[32];
 	int err = 0;
 
+	snprintf(what, sizeof(what), "a %s id", opt->what);
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
 		uint32_t id;
 
-		err = parse_u32(opt, tok, 1, INT_MAX, opt == 'p' ? "a process id" : "a thread id", NULL,
-				&id);
+		err = parse_u32(opt, tok, 1, INT_MAX, what, NULL, &id);
 		if (err)
 			break;
 		if (!task_alive(id)) {
 			err = usage_error("%s %u: no such %s; give the id of a running %s (see ps)",
-					  option_name(opt), id, what, what);
+					  option_name(opt), id, opt->what, opt->what);
 			break;
 		}
 		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
 		(*ids)[(*n)++] = id;
 	}
 	if (!err && !tok && *n == 0)
-		err = usage_error("%s '%s': no %s id given", option_name(opt), arg, what);
+		err = usage_error("%s '%s': no %s id given", option_name(opt), arg, opt->what);
 	free(copy);
 	return err;
+}
+
+static int parse_choice(struct options *o, const struct cli_option *opt, const char *arg)
+{
+	int i;
+
+	for (i = 0; opt->choices[i]; i++)
+		if (!strcmp(arg, opt->choices[i])) {
+			opt->choose(o, i);
+			return 0;
+		}
+	return usage_error("%s '%s': unknown; give %s", option_name(opt), arg, opt->what);
+}
+
+/* One option's value into o; -1 if it printed something and the run stops. */
+static int read_value(struct options *o, const struct cli_option *opt, const char *arg)
+{
+	void *field = (char *)o + opt->field;
+	uint32_t max = opt->machine_max ? opt->machine_max() : opt->max;
+	int err = 0;
+
+	switch (opt->kind) {
+	case OPTION_FLAG:
+		*(bool *)field = true;
+		break;
+	case OPTION_COUNT:
+		(*(int *)field)++;
+		break;
+	case OPTION_U32:
+		err = parse_u32(opt, arg, opt->min, max, opt->what, opt->why_max, field);
+		break;
+	case OPTION_SECONDS:
+		err = parse_seconds(opt, arg, field);
+		break;
+	case OPTION_IDS:
+		err = parse_ids(opt, arg, field, (size_t *)((char *)o + opt->count_field));
+		break;
+	case OPTION_STRING:
+		*(const char **)field = arg;
+		break;
+	case OPTION_CHOICE:
+		err = parse_choice(o, opt, arg);
+		break;
+	case OPTION_CUSTOM:
+		err = opt->set(o, arg);
+		break;
+	case OPTION_PRINT:
+		opt->print();
+		return -1;
+	}
+	if (!err && opt->check)
+		err = opt->check(o, arg);
+	return err;
+}
+
+static bool takes_value(const struct cli_option *opt)
+{
+	return opt->kind != OPTION_FLAG && opt->kind != OPTION_COUNT && opt->kind != OPTION_PRINT;
+}
+
+/* getopt's val for an option: its letter, else one past any character. */
+static int option_val(size_t i)
+{
+	return options_table[i].letter ? options_table[i].letter : 256 + (int)i;
+}
+
+static const struct cli_option *option_of_val(int val)
+{
+	size_t i;
+
+	for (i = 0; i < NR_OPTIONS; i++)
+		if (option_val(i) == val)
+			return &options_table[i];
+	return NULL;
+}
+
+static void getopt_tables(struct option *longopts, char *shortopts)
+{
+	size_t i;
+
+	*shortopts++ = ':';	/* a missing value returns ':' */
+	for (i = 0; i < NR_OPTIONS; i++) {
+		const struct cli_option *opt = &options_table[i];
+
+		longopts[i] = (struct option){ opt->name, takes_value(opt) ? required_argument : no_argument,
+					       NULL, option_val(i) };
+		if (opt->letter) {
+			*shortopts++ = opt->letter;
+			if (takes_value(opt))
+				*shortopts++ = ':';
+		}
+	}
+	longopts[i] = (struct option){ NULL, 0, NULL, 0 };
+	*shortopts = '\0';
+}
+
+static void set_defaults(struct options *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < NR_OPTIONS; i++) {
+		const struct cli_option *opt = &options_table[i];
+		void *field = (char *)o + opt->field;
+
+		if (opt->kind == OPTION_U32)
+			*(uint32_t *)field = opt->def;
+		else if (opt->kind == OPTION_SECONDS)
+			*(double *)field = opt->def;
+		else if (opt->kind == OPTION_CHOICE)
+			opt->choose(o, opt->def);
+	}
+}
+
+/*
+ * The options in argv into o; given[i]: the value option i was last given
+ * ("" for one that takes none), NULL if not given.
+ */
+static int read_options(struct options *o, int argc, char **argv, const char **given)
+{
+	struct option longopts[NR_OPTIONS + 1];
+	char shortopts[2 + 2 * NR_OPTIONS];
+	const struct cli_option *opt;
+	int c, err = 0;
+
+	getopt_tables(longopts, shortopts);
+	optind = 0;	/* getopt starts over */
+	opterr = 0;
+	while (!err && (c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':') {
+			opt = option_of_val(optopt);
+			err = usage_error("option '%s' needs a value; see bpfprof --help",
+					  opt ? option_name(opt) : argv[optind - 1]);
+		} else if (c == '?' || !(opt = option_of_val(c))) {
+			if (optopt && optopt < 256)
+				err = usage_error("unknown option '-%c'; see bpfprof --help", optopt);
+			else
+				err = usage_error("unknown option '%s'; see bpfprof --help", argv[optind - 1]);
+		} else {
+			given[opt - options_table] = optarg ? optarg : "";
+			err = read_value(o, opt, optarg);
+		}
+	}
+	return err;
+}
+
+static const char *given_value(const char *const *given, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_OPTIONS; i++)
+		if (!strcmp(options_table[i].name, name))
+			return given[i];
+	return NULL;
+}
+
+/* Options that would do nothing are refused, so nobody thinks they did. */
+static int check_combinations(const struct options *o, const char *const *given)
+{
+	const char *stack_size = given_value(given, "stack-size");
+	const char *min_block = given_value(given, "min-block");
+
+	if (o->user_only && o->kernel_only)
+		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
+	if (o->dwarf_unwind && o->kernel_only)
+		return usage_error("--unwind dwarf unwinds user stacks, which -K leaves out; drop one of "
+				   "them");
+	if (stack_size && !o->dwarf_unwind)
+		return usage_error("--stack-size %s: the stack is copied only with --unwind dwarf; add "
+				   "it, or drop --stack-size", stack_size);
+	if (o->idle && (o->ntgids || o->npids))
+		return usage_error("-I records the idle task (pid 0), which -p and -t leave out; drop "
+				   "-I");
+	if (o->off_cpu && o->wall)
+		return usage_error("--off-cpu and --wall exclude each other: --wall holds the off-CPU "
+				   "time too; give one");
+	if (o->wall && !o->ntgids && !o->npids && !o->cgroup)
+		return usage_error("--wall profiles chosen threads: add -p PID, -t TID or --cgroup PATH "
+				   "(--off-cpu is for the whole machine)");
+	if ((o->off_cpu || o->wall) && o->dwarf_unwind)
+		return usage_error("--unwind dwarf copies stacks at CPU samples only; with %s give "
+				   "--unwind auto or fp", o->off_cpu ? "--off-cpu" : "--wall");
+	if ((o->off_cpu || o->wall) && o->idle)
+		return usage_error("-I records the idle task, which is never off the CPU; drop -I");
+	if (min_block && !o->off_cpu && !o->wall)
+		return usage_error("--min-block %s: off-CPU time is counted only with --off-cpu or "
+				   "--wall; add one, or drop --min-block", min_block);
+	return 0;
+}
+
+/* --push, --rotate and the options that say how. */
+static int check_agent_options(const struct options *o, const char *const *given)
+{
+	if ((given_value(given, "push-interval") || o->app_name) && !o->push)
+		return usage_error("%s: it says how to push; add --push URL, or drop it",
+				   o->app_name ? "--app-name" : "--push-interval");
+	if (o->keep && !o->rotate)
+		return usage_error("--keep %u: it keeps rotated files; add --rotate SECONDS, or drop "
+				   "--keep", o->keep);
+	if (o->rotate && !o->noutputs)
+		return usage_error("--rotate writes files: add -o FILE (its name gets each interval's "
+				   "start)");
+	for (size_t i = 0; o->rotate && i < o->noutputs; i++)
+		if (!o->outputs[i].path)
+			return usage_error("--rotate writes files, not stdout: give -o FILE instead of -o -");
+	return 0;
 }
 
 int parse_cpu_list(const char *s, int **cpus, size_t *n)
@@ -395,37 +718,6 @@ static int resolve_formats(struct options *o)
 	return 0;
 }
 
-/* --listen HOST:PORT (an IPv6 address in brackets): its form; the address itself is tried later. */
-static int check_listen(const char *arg)
-{
-	const char *colon = strrchr(arg, ':');
-	char *end;
-	long port;
-
-	if (!colon || colon == arg)
-		return usage_error("--listen %s: give HOST:PORT, e.g. 127.0.0.1:6060 or [::1]:6060", arg);
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port < 0 || port > 65535)
-		return usage_error("--listen %s: the port is not a number from 0 to 65535 (0: any free "
-				   "one); give e.g. 127.0.0.1:6060", arg);
-	if (strchr(arg, ':') != colon && (arg[0] != '[' || colon[-1] != ']'))
-		return usage_error("--listen %s: put an IPv6 address in brackets, e.g. [::1]:6060", arg);
-	return 0;
-}
-
-static uint32_t max_sample_rate(void)
-{
-	char *text;
-	unsigned long v = 100000;
-
-	if (!read_file("/proc/sys/kernel/perf_event_max_sample_rate", &text, NULL)) {
-		v = strtoul(text, NULL, 10);
-		free(text);
-	}
-	return v ? v : 1;
-}
-
 static char *join_args(int argc, char **argv)
 {
 	struct strbuf sb;
@@ -442,196 +734,18 @@ static char *join_args(int argc, char **argv)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	const char *cpu_arg = NULL, *stack_size_arg = NULL, *min_block_arg = NULL;
-	const char *push_interval_arg = NULL;
-	uint32_t max_rate;
-	int c, err = 0;
+	const char *given[NR_OPTIONS] = { NULL };
+	int err;
 
-	memset(o, 0, sizeof(*o));
-	o->frequency = 99;
-	o->cfi_unwind = true;	/* --unwind auto */
-	o->duration = -1;
-	o->interval = 1;
-	o->stack_storage_size = 16384;
-	o->max_stacks = 16384;
-	o->ring_buffer_kib = 0;	/* by --unwind, below */
-	o->stack_size = 16384;
-	o->push_interval = 10;
+	set_defaults(o);
 	o->command_line = join_args(argc, argv);
-	max_rate = max_sample_rate();
-
-	opterr = 0;
-	while (!err && (c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			err = parse_u32(c, optarg, 1, max_rate, "a rate in Hz",
-					" (the kernel's perf_event_max_sample_rate)", &o->frequency);
-			break;
-		case 'd':
-			err = parse_seconds(c, optarg, 0.001, 365 * 86400.0, &o->duration);
-			break;
-		case 'p':
-			err = parse_ids(c, optarg, &o->tgids, &o->ntgids);
-			break;
-		case 't':
-			err = parse_ids(c, optarg, &o->pids, &o->npids);
-			break;
-		case OPT_CGROUP:
-			o->cgroup = optarg;
-			break;
-		case 'C':
-			cpu_arg = optarg;
-			break;
-		case 'U':
-			o->user_only = true;
-			break;
-		case 'K':
-			o->kernel_only = true;
-			break;
-		case 'I':
-			o->idle = true;
-			break;
-		case OPT_PER_PID:
-			o->per_pid = true;
-			break;
-		case 'f':
-			o->format = optarg;
-			break;
-		case 'o':
-			if (!*optarg)
-				err = usage_error("-o: empty file name; give a path, or - for stdout");
-			o->outputs = xrealloc(o->outputs, (o->noutputs + 1) * sizeof(*o->outputs));
-			o->outputs[o->noutputs].path = strcmp(optarg, "-") ? optarg : NULL;
-			o->outputs[o->noutputs++].format = -1;
-			break;
-		case OPT_INTERVAL:
-			err = parse_seconds(c, optarg, 0.01, 3600, &o->interval);
-			break;
-		case OPT_STACK_STORAGE:
-			err = parse_u32(c, optarg, 1, MAX_STACK_STORAGE, "a number of stacks", NULL,
-					&o->stack_storage_size);
-			break;
-		case OPT_MAX_STACKS:
-			err = parse_u32(c, optarg, 1, MAX_COUNTS, "a number of keys", NULL, &o->max_stacks);
-			break;
-		case OPT_RING_BUFFER:
-			err = parse_u32(c, optarg, 4, 1 << 20, "a power of two of KiB", NULL,
-					&o->ring_buffer_kib);
-			if (!err && (o->ring_buffer_kib & (o->ring_buffer_kib - 1)))
-				err = usage_error("--ring-buffer-size %s is not a power of two; give e.g. 4096",
-						  optarg);
-			break;
-		case OPT_UNWIND:
-			o->cfi_unwind = !strcmp(optarg, "auto");
-			o->dwarf_unwind = !strcmp(optarg, "dwarf");
-			if (!o->cfi_unwind && !o->dwarf_unwind && strcmp(optarg, "fp"))
-				err = usage_error("--unwind '%s': unknown; give auto (CFI in the kernel), fp "
-						  "(frame pointers) or dwarf", optarg);
-			break;
-		case OPT_NO_PYTHON:
-			o->no_python = true;
-			break;
-		case OPT_OFF_CPU:
-			o->off_cpu = true;
-			break;
-		case OPT_WALL:
-			o->wall = true;
-			break;
-		case OPT_MIN_BLOCK:
-			min_block_arg = optarg;
-			err = parse_u32(c, optarg, 0, 3600u * 1000000, "a time in microseconds", NULL,
-					&o->min_block_us);
-			break;
-		case OPT_LISTEN:
-			o->listen = optarg;
-			err = check_listen(optarg);
-			break;
-		case OPT_PUSH:
-			o->push = optarg;
-			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8))
-				err = usage_error("--push %s: give the server's URL, e.g. "
-						  "http://pyroscope:4040", optarg);
-			break;
-		case OPT_PUSH_INTERVAL:
-			push_interval_arg = optarg;
-			err = parse_seconds(c, optarg, 1, 3600, &o->push_interval);
-			break;
-		case OPT_APP_NAME:
-			o->app_name = optarg;
-			if (!*optarg)
-				err = usage_error("--app-name: empty; give the name to file profiles under");
-			break;
-		case OPT_ROTATE:
-			err = parse_seconds(c, optarg, 1, 86400, &o->rotate);
-			break;
-		case OPT_KEEP:
-			err = parse_u32(c, optarg, 1, 1000000, "a number of files", NULL, &o->keep);
-			break;
-		case OPT_STACK_SIZE:
-			stack_size_arg = optarg;
-			err = parse_u32(c, optarg, 1024, 65536, "a number of bytes", NULL, &o->stack_size);
-			if (!err && o->stack_size % 1024)
-				err = usage_error("--stack-size %s is not a multiple of 1024; give e.g. 16384",
-						  optarg);
-			break;
-		case OPT_BTF:
-			o->btf = optarg;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		case 'V':
-			printf("bpfprof %s\n", BPFPROF_VERSION);
-			return -1;
-		case ':':
-			err = usage_error("option '%s' needs a value; see bpfprof --help",
-					  optopt ? option_name(optopt) : argv[optind - 1]);
-			break;
-		default:
-			if (optopt && optopt < 256)
-				err = usage_error("unknown option '-%c'; see bpfprof --help", optopt);
-			else
-				err = usage_error("unknown option '%s'; see bpfprof --help", argv[optind - 1]);
-			break;
-		}
-	}
-	if (err)
+	if ((err = read_options(o, argc, argv, given)))
 		return err;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'; bpfprof takes options only (a process: -p PID)",
 				   argv[optind]);
-	if (o->user_only && o->kernel_only)
-		return usage_error("-U and -K exclude each other; give one, or neither for both stacks");
-	/* Options that would do nothing are refused, so nobody thinks they did. */
-	if (o->dwarf_unwind && o->kernel_only)
-		return usage_error("--unwind dwarf unwinds user stacks, which -K leaves out; drop one of "
-				   "them");
-	if (stack_size_arg && !o->dwarf_unwind)
-		return usage_error("--stack-size %s: the stack is copied only with --unwind dwarf; add "
-				   "it, or drop --stack-size", stack_size_arg);
-	if (o->idle && (o->ntgids || o->npids))
-		return usage_error("-I records the idle task (pid 0), which -p and -t leave out; drop "
-				   "-I");
-	if (o->off_cpu && o->wall)
-		return usage_error("--off-cpu and --wall exclude each other: --wall holds the off-CPU "
-				   "time too; give one");
-	if (o->wall && !o->ntgids && !o->npids && !o->cgroup)
-		return usage_error("--wall profiles chosen threads: add -p PID, -t TID or --cgroup PATH "
-				   "(--off-cpu is for the whole machine)");
-	if ((o->off_cpu || o->wall) && o->dwarf_unwind)
-		return usage_error("--unwind dwarf copies stacks at CPU samples only; with %s give "
-				   "--unwind auto or fp", o->off_cpu ? "--off-cpu" : "--wall");
-	if ((o->off_cpu || o->wall) && o->idle)
-		return usage_error("-I records the idle task, which is never off the CPU; drop -I");
-	if (min_block_arg && !o->off_cpu && !o->wall)
-		return usage_error("--min-block %s: off-CPU time is counted only with --off-cpu or "
-				   "--wall; add one, or drop --min-block", min_block_arg);
-	if ((push_interval_arg || o->app_name) && !o->push)
-		return usage_error("%s: it says how to push; add --push URL, or drop it",
-				   o->app_name ? "--app-name" : "--push-interval");
+	if ((err = check_combinations(o, given)) || (err = check_agent_options(o, given)))
+		return err;
 	if (o->push && !o->app_name) {
 		static char host[256];
 
@@ -639,25 +753,13 @@ int options_parse(struct options *o, int argc, char **argv)
 			strcpy(host, "bpfprof");
 		o->app_name = host;
 	}
-	if (o->keep && !o->rotate)
-		return usage_error("--keep %u: it keeps rotated files; add --rotate SECONDS, or drop "
-				   "--keep", o->keep);
-	if (o->rotate && !o->noutputs)
-		return usage_error("--rotate writes files: add -o FILE (its name gets each interval's "
-				   "start)");
-	for (size_t i = 0; o->rotate && i < o->noutputs; i++)
-		if (!o->outputs[i].path)
-			return usage_error("--rotate writes files, not stdout: give -o FILE instead of -o -");
 	if ((err = resolve_formats(o)))
 		return err;
-	/* Whole stacks through the ring buffer need more room than the fallback alone. */
-	if (!o->ring_buffer_kib)
-		o->ring_buffer_kib = o->dwarf_unwind ? 65536 : 2048;
 	if (o->cgroup && (err = check_cgroup(o)))
 		return err;
 	if (o->duration > 0 && o->interval > o->duration)
 		o->interval = o->duration;
-	return check_cpus(o, cpu_arg);
+	return check_cpus(o, o->cpu_list);
 }
 
 void options_release(struct options *o)

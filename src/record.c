@@ -24,6 +24,7 @@
 #include "bpfprof/rotate.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/serve.h"
+#include "bpfprof/settings.h"
 #include "bpfprof/sideband.h"
 #include "bpfprof/stop.h"
 #include "bpfprof/summary.h"
@@ -310,42 +311,11 @@ static void on_table_request(void *ctx, const struct table_request *r)
 	symbolizer_table_request(&ss->sym, r);
 }
 
-/*
- * Room for this many unwind table rows (8 bytes each, 32 MiB): every file
- * the test machine maps at start takes some 90,000, python3.11 alone 65,000.
- */
-#define UNWIND_ROWS (4u << 20)
-
-static void configure_sampler(struct sampler_config *cfg, const struct options *o, int cgroup_fd,
+/* The sampler as the settings say, its callbacks into this session. */
+static void configure_sampler(struct sampler_config *cfg, const struct settings *set,
 			      struct session *ss)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->frequency = o->frequency;
-	cfg->cpus = o->cpus;
-	cfg->ncpus = o->ncpus;
-	cfg->tgids = o->tgids;
-	cfg->ntgids = o->ntgids;
-	cfg->pids = o->pids;
-	cfg->npids = o->npids;
-	cfg->cgroup_fd = cgroup_fd;
-	cfg->include_idle = o->idle;
-	cfg->cpu_samples = !o->off_cpu;
-	cfg->off_cpu = o->off_cpu || o->wall;
-	cfg->min_block_ns = (uint64_t)o->min_block_us * 1000;
-	cfg->kernel_stacks = !o->user_only;
-	cfg->user_stacks = !o->kernel_only;
-	cfg->stack_storage_size = o->stack_storage_size;
-	cfg->max_stacks = o->max_stacks;
-	/* The kernel wants at least a page. */
-	cfg->ring_buffer_bytes = (uint32_t)o->ring_buffer_kib << 10;
-	if (cfg->ring_buffer_bytes < (uint32_t)getpagesize())
-		cfg->ring_buffer_bytes = getpagesize();
-	cfg->btf_path = o->btf;
-	cfg->dwarf_unwind = o->dwarf_unwind;
-	cfg->cfi_unwind = o->cfi_unwind && !o->kernel_only;
-	cfg->python_frames = !o->no_python;
-	cfg->unwind_rows = UNWIND_ROWS;
-	cfg->stack_copy_bytes = o->stack_size;
+	*cfg = set->sampler;
 	cfg->on_sample = on_sample;
 	cfg->before_read = before_read;
 	cfg->on_table_request = on_table_request;
@@ -498,6 +468,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 			   struct sampler_stats *st, struct run_figures *f, bool *write_failed)
 {
 	struct sampler_config cfg;
+	struct settings set;
 	struct session ss = { .o = o, .cgroup_fd = cgroup_fd };
 	uint64_t end;
 	uint64_t start;
@@ -505,13 +476,13 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 
 	symbolizer_init(&ss.sym);
 	ss.sym.unwinding = o->dwarf_unwind;
-	/* The collector converts off-CPU time to the profile's unit as it goes. */
-	prof->kind = o->off_cpu ? PROFILE_OFF_CPU : o->wall ? PROFILE_WALL : PROFILE_CPU;
-	prof->frequency = o->frequency;
-	prof->period_ns = 1000000000ULL / o->frequency;
+	settings_from_options(&set, o, cgroup_fd, getpagesize());
+	prof->kind = set.kind;
+	prof->frequency = set.frequency;
+	prof->period_ns = set.period_ns;
 	collector_init(&ss.coll, prof, &ss.sym);
 	ss.coll.keep_pids = o->per_pid;
-	configure_sampler(&cfg, o, cgroup_fd, &ss);
+	configure_sampler(&cfg, &set, &ss);
 	if (sampler_open(&ss.sampler, &cfg) || use_unwind_tables(&ss))
 		goto out;
 	use_python(&ss);
@@ -523,8 +494,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	prof->start_wall_ns = wall_ns();
 	prof->command_line = xstrdup(o->command_line);
 	start = now_ns();
-	/* An agent writing no whole-run profile keeps only what its windows need. */
-	ss.coll.trim_only = (o->listen || o->push || o->rotate) && (!o->noutputs || o->rotate);
+	ss.coll.trim_only = set.trim_only;
 	if (start_sinks(&ss, prof, start))
 		goto out;
 	/* Wall clock too, so a benchmark can time from its own exec stamp, to the microsecond. */
