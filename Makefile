@@ -77,7 +77,7 @@ $(O)/src/%.o: src/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h \
+$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/bpf_settings.h \
 		    include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)

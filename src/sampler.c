@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfprof/bpf_settings.h"	/* before the skeleton: its .rodata is one */
 #include "bpfprof/sampler.h"
 #include "bpfprof/util.h"
 #include "profile.skel.h"
@@ -145,6 +146,29 @@ static uint32_t round_pow2(uint32_t n)
 	return r;
 }
 
+/*
+ * The program's settings (bpf_settings.h): every one from cfg, here alone.
+ * cfg->cfi_unwind is the walk as loaded (off where this kernel cannot).
+ */
+static struct bpf_settings bpf_settings_of(const struct sampler_config *cfg)
+{
+	return (struct bpf_settings){
+		.filter_tgids = cfg->ntgids > 0,
+		.filter_pids = cfg->npids > 0,
+		.filter_cgroup = cfg->cgroup_fd >= 0,
+		.include_idle = cfg->include_idle,
+		.kernel_stacks = cfg->kernel_stacks,
+		.user_stacks = cfg->user_stacks,
+		.dwarf_unwind = cfg->dwarf_unwind,
+		.cfi_unwind = cfg->cfi_unwind,
+		/* Python processes are found by their mappings, which only the walk reads. */
+		.python_frames = cfg->cfi_unwind && cfg->python_frames,
+		.stack_copy_bytes = cfg->stack_copy_bytes,
+		.min_block_ns = cfg->min_block_ns,
+		.preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path),
+	};
+}
+
 static int configure(struct sampler *s, const struct sampler_config *cfg)
 {
 	struct profile_bpf *skel = s->skel;
@@ -153,22 +177,10 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	size_t i;
 	int err;
 
-	skel->rodata->filter_tgids = cfg->ntgids > 0;
-	skel->rodata->filter_pids = cfg->npids > 0;
-	skel->rodata->filter_cgroup = cfg->cgroup_fd >= 0;
-	skel->rodata->include_idle = cfg->include_idle;
-	skel->rodata->kernel_stacks = cfg->kernel_stacks;
-	skel->rodata->user_stacks = cfg->user_stacks;
-	skel->rodata->dwarf_unwind = cfg->dwarf_unwind;
-	skel->rodata->cfi_unwind = cfg->cfi_unwind;
-	skel->rodata->off_cpu = cfg->off_cpu;
-	skel->rodata->min_block_ns = cfg->min_block_ns;
-	skel->rodata->preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path);
+	skel->rodata->settings = bpf_settings_of(cfg);
 	bpf_program__set_autoload(skel->progs.on_switch, cfg->off_cpu);
-	s->walking = cfg->cfi_unwind;
-	/* Python processes are found by their mappings, which only the walk reads. */
-	s->python = cfg->cfi_unwind && cfg->python_frames;
-	skel->rodata->python_frames = s->python;
+	s->walking = skel->rodata->settings.cfi_unwind;
+	s->python = skel->rodata->settings.python_frames;
 	/* Without the walk, its maps are left at their smallest. */
 	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
 					    cfg->cfi_unwind ? cfg->unwind_rows : 1)) ||
@@ -183,7 +195,6 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	    (err = bpf_map__set_max_entries(skel->maps.py_notices,
 					    s->python ? 1u << 20 : (uint32_t)getpagesize())))
 		return err;
-	skel->rodata->stack_copy_bytes = cfg->stack_copy_bytes;
 	for (i = 0; i < 2; i++) {
 		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
 		    (err = bpf_map__set_max_entries(counts[i], cfg->max_stacks)))
