@@ -78,7 +78,7 @@ $(O)/src/%.o: src/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h \
+$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/bpf_settings.h \
 		    include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
@@ -87,6 +87,14 @@ $(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample
 $(SKEL): $(O)/profile.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@.tmp && mv $@.tmp $@
+
+# Each BPF header compiles alone, so the headers join in any order.
+BPF_HEADERS_OK := $(patsubst bpf/%,$(O)/bpf/%.ok,$(wildcard bpf/*.bpf.h))
+$(O)/bpf/%.ok: bpf/% $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/bpf_settings.h \
+	       include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF-HDR,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -x c -fsyntax-only $< && touch $@
 
 # Tests -----------------------------------------------------------------------
 
@@ -209,7 +217,8 @@ $(O)/tests/bpf-busy: tests/bpf/bpf_busy.c $(O)/tests/busy.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -I$(O)/tests $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
 
-test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS) $(O)/tests/bpf-busy
+test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS) $(O)/tests/bpf-busy \
+	    $(BPF_HEADERS_OK)
 
 # What the tests need is installed first, so `make test` works on a fresh machine too.
 test: deps

@@ -13,13 +13,18 @@
  * from the copies its task storage keeps. Task storage goes with the task,
  * so a thread that exits while off the CPU leaves nothing behind.
  *
- * Included by profile.bpf.c: it shares its maps, filters and walks.
+ * Compiled into profile.bpf.c's object: it shares its maps.
  */
 #ifndef BPFPROF_OFFCPU_BPF_H
 #define BPFPROF_OFFCPU_BPF_H
 
-const volatile bool off_cpu = false;		/* --off-cpu or --wall */
-const volatile __u64 min_block_ns = 0;		/* --min-block */
+#include "common.bpf.h"
+#include "filter.bpf.h"
+#include "key.bpf.h"
+#include "maps.bpf.h"
+#include "python.bpf.h"
+#include "settings.bpf.h"
+#include "unwind.bpf.h"
 
 /* task_struct's __state bits (include/linux/sched.h). */
 #define BPFPROF_TASK_INTERRUPTIBLE	0x0001
@@ -67,22 +72,6 @@ static __always_inline __u32 leaving_state(struct task_struct *prev, bool preemp
 	if ((state & BPFPROF_TASK_UNINTERRUPTIBLE) && !(state & BPFPROF_TASK_NOLOAD))
 		return STATE_UNINTERRUPTIBLE;
 	return STATE_SLEEPING;
-}
-
-/* The kernel stack of the current task into the set's stack map, as stack_id() does. */
-static __always_inline __s32 offcpu_kstack(void *ctx, __u32 set, struct sample_stats *st)
-{
-	long id = set ? bpf_get_stackid(ctx, &stacks1, 0) : bpf_get_stackid(ctx, &stacks0, 0);
-
-	if (id >= 0)
-		return id;
-	if (id == -EEXIST) {
-		st->v[STAT_KSTACK_COLLISION]++;
-		st->v[STAT_COLLISION_SET0 + set]++;
-	} else if (id == -ENOMEM) {
-		st->v[STAT_KSTACK_FULL]++;
-	}
-	return BPFPROF_NO_STACK;
 }
 
 /* The words of the user stack the last walk read, read again and hashed (bpf_loop). */
@@ -147,15 +136,13 @@ static __always_inline void keep_walk(struct offcpu_task *e, struct walked_stack
 static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool preempt,
 				     __u32 epoch, struct sample_stats *st)
 {
-	__u32 zero = 0, set = epoch & 1, walked = 0, nu;
+	struct key_build kb = { .ctx = ctx, .set = epoch & 1 };
 	struct walked_stack *w;
 	struct offcpu_task *e;
-	struct py_walk *pw;
 	struct sample_key *key;
 	struct user_regs regs;
-	int cause = -1;
-	bool whole;
-	__u32 *gen;
+	__u32 zero = 0, nu;
+	bool again;
 
 	/* A thread's last switch (it has exited): it never comes back to count. */
 	if (!prev->pid || (BPF_CORE_READ(prev, __state) & BPFPROF_TASK_DEAD) ||
@@ -168,26 +155,21 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	}
 	st->v[STAT_OFF_SWITCHES]++;
 	key = &e->key;
-	__builtin_memset(key, 0, sizeof(*key));
-	key->tgid = prev->tgid;
-	key->pid = prev->pid;
-	key->state = leaving_state(prev, preempt);
-	key->cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(key->comm, sizeof(key->comm));
-	gen = bpf_map_lookup_elem(&proc_gen, &key->tgid);
-	key->gen = gen ? *gen : 0;
-	key->kstack_id = kernel_stacks ? offcpu_kstack(ctx, set, st) : BPFPROF_NO_STACK;
-	key->ustack_id = BPFPROF_NO_STACK;
-	e->nu = 0;
-	if (user_stacks && cfi_unwind && same_walk(prev, e, key, &regs)) {
+	key_begin(key, prev->tgid, prev->pid, leaving_state(prev, preempt), false);
+	again = settings.user_stacks && settings.cfi_unwind && same_walk(prev, e, key, &regs);
+	if (again) {
 		st->v[STAT_OFF_WALKED_AGAIN]++;
 		key->unwind = e->how;
 		key->ustack_hash = e->ustack_hash;
+		kb.walked_before = e->ustack;
+	}
+	key_stacks(key, &kb, st);
+	/* Its user stack kept, for a block across a drain. */
+	e->nu = 0;
+	if (again) {
 		e->nu = e->walk_nu;
-		store_ustack(set, key, e->ustack, st, &cause);
-	} else if (user_stacks && cfi_unwind && walk_user_stack(NULL, false, key, st, &walked)) {
-		store_walked(set, key, st, &cause);
-		nu = walked;
+	} else if (kb.walked) {
+		nu = kb.walked;
 		asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
 		w = bpf_map_lookup_elem(&walk_scratch, &zero);
 		e->nreads = 0;
@@ -198,24 +180,14 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 				e->ustack[nu & 0x7f] = 0;
 			keep_walk(e, w, key, &regs);
 		}
-	} else if (user_stacks && !cfi_unwind) {
-		/* Frame pointers: the stack map's id, and a copy for a block across a drain. */
-		key->ustack_id = set ? bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK)
-				     : bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-		if (key->ustack_id < 0)
-			key->ustack_id = BPFPROF_NO_STACK;
-		nu = frames_in(bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK));
-		e->nu = nu;
+	} else if (settings.user_stacks && !settings.cfi_unwind) {
+		e->nu = frames_in(bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK));
 	}
-	if (python_frames && cfi_unwind) {
-		python_sample(key, set, st);
-		pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
-		if (!pw || bpf_probe_read_kernel(&e->py, sizeof(e->py), &pw->stack))
-			e->py.n = 0;
-	}
+	if (settings.python_frames && settings.cfi_unwind)
+		python_stack_copy(key, &e->py);
 	/* A stack the maps could not take: the block goes whole when it ends. */
-	whole = cause >= 0 || (kernel_stacks && key->kstack_id == BPFPROF_NO_STACK);
-	e->epoch = whole ? ~epoch : epoch;
+	e->epoch = kb.cause >= 0 || (settings.kernel_stacks && key->kstack_id == BPFPROF_NO_STACK)
+		? ~epoch : epoch;
 	e->since = bpf_ktime_get_ns();
 }
 
@@ -236,7 +208,7 @@ static __always_inline void send_block(struct task_struct *next, struct offcpu_t
 	r->state = e->key.state;
 	r->value = ns;
 	/* It has not run since it left: its kernel stack is where it stopped. */
-	r->head.kstack_bytes = kernel_stacks
+	r->head.kstack_bytes = settings.kernel_stacks
 		? bpf_get_task_stack(next, r->ips, BPFPROF_MAX_DEPTH * sizeof(__u64), 0) : -EFAULT;
 	nk = frames_in(r->head.kstack_bytes);
 	asm volatile("%[n] &= 0x7f" : [n] "+r"(nk));
@@ -274,7 +246,7 @@ static __always_inline void back_on_cpu(struct task_struct *next, __u32 epoch,
 		return;
 	ns = bpf_ktime_get_ns() - e->since;
 	e->since = 0;
-	if (ns < min_block_ns) {
+	if (ns < settings.min_block_ns) {
 		st->v[STAT_OFF_SHORT]++;
 		return;
 	}

@@ -18,9 +18,8 @@
 #ifndef BPFPROF_PYTHON_BPF_H
 #define BPFPROF_PYTHON_BPF_H
 
-#include "bpfprof/py_frames.h"
-
-const volatile bool python_frames = false;	/* not --no-python, and the walk is on */
+#include "common.bpf.h"
+#include "settings.bpf.h"
 
 /* Files that hold an interpreter, by identity; written by userspace. */
 struct {
@@ -65,7 +64,7 @@ struct {
 	__uint(max_entries, 1);
 } py_scratch SEC(".maps");
 
-/* Python stacks by hash, one map per set (see profile.bpf.c); sized by userspace. */
+/* Python stacks by hash, one map per set (see maps.bpf.h); sized by userspace. */
 #define PYSTACK_MAP(name)						\
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_HASH);			\
@@ -89,7 +88,7 @@ static __always_inline void python_mapping_seen(__u32 tgid, __u32 gen, const str
 	struct python_process p = { .gen = gen };
 	struct python_file *f;
 
-	if (!python_frames || !(f = bpf_map_lookup_elem(&python_files, &e->file)))
+	if (!settings.python_frames || !(f = bpf_map_lookup_elem(&python_files, &e->file)))
 		return;
 	p.runtime = e->start - e->offset + f->runtime_rel;
 	p.code_type = e->start - e->offset + f->code_type_rel;
@@ -223,7 +222,7 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 	__u32 zero = 0, last;
 	__u64 ts, frame;
 
-	if (!python_frames || !(p = bpf_map_lookup_elem(&python_procs, &key->tgid)) ||
+	if (!settings.python_frames || !(p = bpf_map_lookup_elem(&python_procs, &key->tgid)) ||
 	    p->gen != key->gen)
 		return;
 	st->v[STAT_PY_SAMPLES]++;
@@ -304,6 +303,17 @@ static __always_inline void store_python(__u32 set, const struct sample_key *key
 	bpf_ringbuf_submit(notice, bpf_ringbuf_query(&py_notices, BPF_RB_AVAIL_DATA) >=
 				   bpf_ringbuf_query(&py_notices, BPF_RB_RING_SIZE) / 4 ?
 				   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+/* The Python frames key names (walked last on this CPU) into out; out->n 0 if none. */
+static __always_inline void python_stack_copy(const struct sample_key *key, struct py_stack *out)
+{
+	struct py_walk *pw;
+	__u32 zero = 0;
+
+	pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+	if (!pw || bpf_probe_read_kernel(out, sizeof(*out), &pw->stack))
+		out->n = 0;
 }
 
 /*

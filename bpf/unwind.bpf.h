@@ -13,6 +13,11 @@
 #ifndef BPFPROF_UNWIND_BPF_H
 #define BPFPROF_UNWIND_BPF_H
 
+#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "runtimes.bpf.h"
+#include "settings.bpf.h"
+
 #define VM_EXEC 0x4
 
 /* Weak: a kernel without them loads the program all the same, with the walk off. */
@@ -120,7 +125,7 @@ struct {
 	__uint(max_entries, 1);
 } walk_scratch SEC(".maps");
 
-/* Walked user stacks by hash, one map per set (see profile.bpf.c); sized by userspace. */
+/* Walked user stacks by hash, one map per set (see maps.bpf.h); sized by userspace. */
 #define USTACK_MAP(name)						\
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_HASH);			\
@@ -189,7 +194,7 @@ static __always_inline void scan_mappings(struct task_struct *task, __u32 tgid, 
 			/* A new program's files: their tables asked for before its first sample. */
 			if (!bpf_map_lookup_elem(&unwind_files, &e->file))
 				ask_for_table(e, tgid);
-			python_mapping_seen(tgid, gen, e);
+			runtime_mapping_seen(tgid, gen, e);
 		} else {
 			/* The vDSO's table is under (0, 0); other code with no file has none. */
 			e->file.ino = 0;
@@ -221,10 +226,7 @@ struct {
 
 static int rescan_now(struct bpf_map *map, __u32 *tgid, struct rescan *r)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 *gen = bpf_map_lookup_elem(&proc_gen, tgid);
-
-	scan_mappings(task, *tgid, gen ? *gen : 0);
+	scan_mappings(bpf_get_current_task_btf(), *tgid, process_gen(*tgid));
 	return 0;
 }
 
@@ -551,26 +553,45 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 	return true;
 }
 
-/* A process's generation, as on_sample reads it. */
-static __always_inline __u32 current_gen(__u32 tgid)
+/* A walked stack (ips) into the set's ustacks, unless there already. */
+static __always_inline void store_ustack(__u32 set, const struct sample_key *key, const __u64 *ips,
+					 struct sample_stats *st, int *cause)
 {
-	__u32 *gen = bpf_map_lookup_elem(&proc_gen, &tgid);
+	void *ustacks = set ? (void *)&ustacks1 : (void *)&ustacks0;
+	long err;
 
-	return gen ? *gen : 0;
+	if (bpf_map_lookup_elem(ustacks, &key->ustack_hash))
+		return;
+	err = bpf_map_update_elem(ustacks, &key->ustack_hash, ips, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		st->v[STAT_USTACK_FULL]++;
+		*cause = CAUSE_STACK_FULL;
+	}
+}
+
+/* ... the stack just walked, in walk_scratch. */
+static __always_inline void store_walked(__u32 set, const struct sample_key *key,
+					 struct sample_stats *st, int *cause)
+{
+	__u32 zero = 0;
+	struct walked_stack *w = bpf_map_lookup_elem(&walk_scratch, &zero);
+
+	if (w)
+		store_ustack(set, key, w->ips, st, cause);
 }
 
 /* A new program's first mappings: the binary, its interpreter, the vDSO. */
 static __always_inline void mappings_at_exec(struct task_struct *p)
 {
-	if (cfi_unwind)
-		scan_mappings(p, p->tgid, current_gen(p->tgid));
+	if (settings.cfi_unwind)
+		scan_mappings(p, p->tgid, process_gen(p->tgid));
 }
 
 /* A new process has its parent's mappings: read them as its own. */
 static __always_inline void mappings_at_fork(struct task_struct *child)
 {
-	if (cfi_unwind)
-		scan_mappings(child, child->tgid, current_gen(child->tgid));
+	if (settings.cfi_unwind)
+		scan_mappings(child, child->tgid, process_gen(child->tgid));
 }
 
 #endif

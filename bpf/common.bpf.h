@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What every part of the program starts from: the kernel's types, libbpf's
+ * helpers, the types shared with userspace, and the errno values helpers
+ * return (vmlinux.h has no macros).
+ */
+#ifndef BPFPROF_COMMON_BPF_H
+#define BPFPROF_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "bpfprof/sample.h"
+
+#define EFAULT 14
+#define EEXIST 17
+#define ENOMEM 12
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The BPF program's settings, fixed before it loads: its .rodata, which the
+ * verifier reads as constants, so a setting that is off costs nothing at a
+ * sample (the code it guards is dropped). The program reads them as
+ * `settings` (bpf/settings.bpf.h); userspace fills them in one place
+ * (src/sampler.c: bpf_settings_of). A new setting is a field here and the
+ * line there that fills it. Compiled by both sides: a flag is a __u8.
+ */
+#ifndef BPFPROF_BPF_SETTINGS_H
+#define BPFPROF_BPF_SETTINGS_H
+
+#ifndef __bpf__
+#include <linux/types.h>	/* the BPF side has them from vmlinux.h */
+#endif
+
+struct bpf_settings {
+	__u8 filter_tgids;	/* -p: only the processes in tgid_filter */
+	__u8 filter_pids;	/* -t: only the threads in pid_filter */
+	__u8 filter_cgroup;	/* --cgroup: only tasks under cgroup_filter's directory */
+	__u8 include_idle;	/* -I */
+	__u8 kernel_stacks;	/* not -U */
+	__u8 user_stacks;	/* not -K */
+	__u8 dwarf_unwind;	/* --unwind dwarf: registers and stack sent for userspace to unwind */
+	__u8 cfi_unwind;	/* --unwind auto: user stacks walked in the program */
+	__u8 python_frames;	/* not --no-python, and the walk is on */
+	__u8 reserved[3];
+	__u32 stack_copy_bytes;	/* --stack-size, a multiple of BPFPROF_STACK_CHUNK */
+	__u64 min_block_ns;	/* --min-block */
+	/*
+	 * From a CPU's run queue to its preempt count, both per-CPU variables:
+	 * the distance of their offsets in the kernel's per-CPU section (from
+	 * its BTF; 0: unknown). A ksym would need their addresses, which
+	 * kallsyms lists only with CONFIG_KALLSYMS_ALL.
+	 */
+	__s64 preempt_count_from_rq;
+};
+
+#endif
