@@ -193,8 +193,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 		 * that met an unreadable stack or a wrong turn. */
 		cut = rs->ustack.n >= BPFPROF_MAX_DEPTH || (rs->ustack.n && walk_cut(rs->walk));
 	}
-	n = python_merge(c->python, c->profile, rs->tgid, &rs->py, frames, n,
-			 sizeof(frames) / sizeof(frames[0]) - 1);
+	n = runtimes_merge(c->runtimes, c->profile, rs, frames, n,
+			   sizeof(frames) / sizeof(frames[0]) - 1);
 	if (cut)
 		frames[n++] = profile_special_location(c->profile, "[truncated]");
 	s.stack = profile_stack(c->profile, frames, n);
@@ -241,7 +241,7 @@ static void fold(struct collector *c, bool trim)
 	if (c->folding)
 		c->folding(c->folding_ctx, true);
 	symbolizer_renumber(c->symbolizer, &r);
-	python_renumber(c->python);
+	runtimes_renumber(c->runtimes);
 	profile_renumbering_release(&r);
 	reset_cache(c);
 	c->fold_bytes = profile_bytes(c->profile);
@@ -257,7 +257,7 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	size_t bytes = profile_bytes(c->profile);
 
 	symbolizer_name_late_jit(c->symbolizer, c->profile);
-	python_after_drain(c->python);
+	runtimes_after_drain(c->runtimes);
 	c->exited += symbolizer_forget_before(c->symbolizer, now);
 	if (c->trim_only && bytes >= c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
 		fold(c, true);

@@ -28,6 +28,7 @@
 #include "bpfprof/push.h"
 #include "bpfprof/record.h"
 #include "bpfprof/rotate.h"
+#include "bpfprof/runtime.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/serve.h"
 #include "bpfprof/sideband.h"
@@ -216,29 +217,6 @@ static void summarize_walks(const struct sampler_stats *st)
 	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
 }
 
-/* Python processes: how many samples got their Python frames, and why others did not. */
-static void summarize_python(const struct sampler_stats *st)
-{
-	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
-	const struct python_stats *py = &st->py;
-
-	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
-		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
-		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
-		"%llu code objects named, %llu not readable\n",
-		(unsigned long long)t[STAT_PY_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
-		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
-		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
-	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
-	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
-	      "without room in the map", py->files, (unsigned long long)py->merged,
-	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
-	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
-}
-
 /* stdout, one of the outputs, is a pipe nobody reads any more (bpfprof | head, head done). */
 static bool stdout_gone(const struct options *o)
 {
@@ -386,8 +364,7 @@ static void summarize(const struct options *o, const struct profile *p,
 		(unsigned long long)st->drains);
 	if (st->walking)
 		summarize_walks(st);
-	if (st->python && st->total[STAT_PY_SAMPLES])
-		summarize_python(st);
+	runtimes_summarize(st);
 	if (o->dwarf_unwind) {
 		uint64_t all = 0;
 
@@ -449,7 +426,7 @@ struct session {
 	struct symbolizer sym;
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
-	struct python *python;		/* Python frames: NULL when off */
+	struct runtimes runtimes;	/* runtimes on (Python): none when off */
 	struct server *server;		/* --listen, else NULL */
 	struct rotation *rotation;	/* --rotate, else NULL */
 	struct pusher *pusher;		/* --push, else NULL */
@@ -499,9 +476,9 @@ static void on_sample(void *ctx, const struct raw_sample *rs)
 }
 
 /*
- * A drain flipped the sets: learn every mapping made before, and every
- * Python stack's code objects (the namer may not have come to the last),
- * then name their samples.
+ * A drain flipped the sets: learn every mapping made before, and what the
+ * runtimes sent (Python's code objects: the namer may not have come to the
+ * last), then name their samples.
  */
 static void before_read(void *ctx)
 {
@@ -509,7 +486,7 @@ static void before_read(void *ctx)
 
 	symbolizer_new_generation(&ss->sym);
 	read_sideband(ss);
-	python_take_notices(ss->python);
+	runtimes_take_notices(&ss->runtimes);
 }
 
 static uint32_t process_gen(void *ctx, uint32_t tgid)
@@ -835,18 +812,13 @@ static void give_mappings(struct session *ss)
 	for (i = 0; i < ss->sym.procs.nr; i++) {
 		const struct proc *p = ss->sym.procs.procs[i];
 		const struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
-		size_t j;
 
 		if (img && (err = sampler_set_mappings(ss->sampler, p->tgid, img->gen, img->maps,
 							img->nr_maps)))
 			debug("cannot give the program the mappings of process %u: %s", p->tgid,
 			      strerror(-err));
-		for (j = 0; ss->python && img && j < img->nr_maps; j++) {
-			const struct proc_map *m = &img->maps[j];
-			struct unwind_file_key key = { m->inode, m->dev_major << 20 | m->dev_minor, 0 };
-
-			python_process_maps(ss->python, p->tgid, &key, m->start, m->offset);
-		}
+		if (img)
+			runtimes_process_image(&ss->runtimes, p->tgid, img->maps, img->nr_maps);
 	}
 }
 
@@ -892,17 +864,14 @@ static int use_unwind_tables(struct session *ss)
 	return 0;
 }
 
-/* Python frames, unless off: interpreter files are told to the program as they are opened. */
-static void use_python(struct session *ss)
+/* Runtimes (Python), unless off: each told of the files opened from now on. */
+static void use_runtimes(struct session *ss)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd;
+	struct file_listener l = runtimes_file_listener(&ss->runtimes);
 
-	sampler_python_maps(ss->sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
-	if (files_fd < 0)
-		return;
-	ss->python = python_new(files_fd, procs_fd, maps_fd, notices_fd, process_gen, ss);
-	ss->sym.python = ss->python;
-	ss->coll.python = ss->python;
+	runtimes_start(&ss->runtimes, ss->sampler, process_gen, ss);
+	symbolizer_on_file(&ss->sym, &l);
+	ss->coll.runtimes = &ss->runtimes;
 }
 
 /* Attaches, samples, detaches: the profile holds every sample taken. */
@@ -927,7 +896,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	configure_sampler(&cfg, o, cgroup_fd, &ss);
 	if (sampler_open(&ss.sampler, &cfg) || use_unwind_tables(&ss))
 		goto out;
-	use_python(&ss);
+	use_runtimes(&ss);
 	/* Processes, their files and these files' unwind tables before the first sample. */
 	track_processes(&ss);
 	if (sampler_start(ss.sampler))
@@ -998,7 +967,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	st->tables.build_ns = ss.tables.build_ns;
 	st->tables.bytes = unwind_tables_bytes(&ss.tables);
 	st->tables.proc_bytes = sampler_proc_maps_bytes(ss.sampler);
-	python_stats(ss.python, &st->py);
+	runtimes_stats(&ss.runtimes, st);
 out:
 	if (ss.rotation)
 		series_release(&ss.rotation->series);
@@ -1006,9 +975,8 @@ out:
 		pusher_stop(ss.pusher, &st->push);
 	*write_failed = ss.write_failed;
 	server_stop(ss.server);
-	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
-	python_free(ss.python);
-	ss.sym.python = ss.coll.python = NULL;
+	/* Python's namer reads the program's ring: stopped before the program goes. */
+	runtimes_free(&ss.runtimes);
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
