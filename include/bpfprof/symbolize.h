@@ -6,6 +6,10 @@
  * Symbol tables are cached per file identity (device, inode), never per
  * process, and a file is read once per run. A frame nothing can name still
  * gets a location, with its mapping when one is known.
+ *
+ * Inside (src/symbols/symbolize_private.h): symbolize.c names addresses,
+ * symfile.c keeps the files (and tells the listeners of each opened),
+ * table_feed.c feeds the unwind tables, jit.c reads perf maps.
  */
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
@@ -55,8 +59,8 @@ struct file_listener {
 	void (*opened)(void *ctx, const struct opened_file *f);
 	/*
 	 * A file already open mapped from another inode the kernel names by
-	 * the same build ID (a copy of a binary); NULL: not wanted, and the
-	 * copy is not opened.
+	 * the same build ID (a copy of a binary): f's fd and st are the
+	 * copy's. NULL: not wanted (no listener wants it: the copy is not opened).
 	 */
 	void (*copy)(void *ctx, const struct opened_file *f);
 	void *ctx;
@@ -144,7 +148,8 @@ void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t);
 /*
  * --unwind auto: the program met a file with no table (a program started
  * during the run): opened now from the process's mapping of it, unless it
- * is gone, and every listener told (its table built, a runtime detected).
+ * is gone, and every listener told (its table built unless the side-band's
+ * path built it first, a runtime's file detected).
  */
 void symbolizer_table_request(struct symbolizer *s, const struct table_request *r);
 /* Start of a drain: live processes may be re-read once if an address misses. */
