@@ -34,9 +34,9 @@
 #include "bpfprof/unwind_row.h"
 
 /*
- * What a runtime implements. rt is what start() returned. Every call but
- * start and summarize may come while the runtime's own threads run: the
- * runtime locks what it shares.
+ * What a runtime implements: every op but summarize. rt is what start()
+ * returned. Calls come from the session's thread, one at a time, but may
+ * meet the runtime's own threads (Python's namer): it locks what it shares.
  */
 struct runtime_ops {
 	const char *name;	/* "python" */
