@@ -301,9 +301,9 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 # The readers, and what they need to build a profile and write it folded.
 FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dwarf \
-		symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband util intern profile \
-		output/out_folded output/out_pprof output/pb profile_read symbols/demangle symbols/cfi_rows \
-		runtime/python_code runtime/python_offsets))
+		symbols/dwarf_image symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband \
+		util intern profile output/out_folded output/out_pprof output/pb profile_read \
+		symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

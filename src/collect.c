@@ -13,7 +13,6 @@ static void after_fold(void *ctx, const struct profile_renumbering *r)
 
 	(void)r;
 	reset_cache(c);
-	python_renumber(c->python);
 }
 
 void collector_init(struct collector *c, struct profile *p, struct symbolizer *s)
@@ -212,8 +211,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 		 * that met an unreadable stack or a wrong turn. */
 		cut = rs->ustack.n >= BPFPROF_MAX_DEPTH || (rs->ustack.n && walk_cut(rs->walk));
 	}
-	n = python_merge(c->python, c->profile, rs->tgid, &rs->py, frames, n,
-			 sizeof(frames) / sizeof(frames[0]) - 1);
+	n = runtimes_merge(c->runtimes, c->profile, rs, frames, n,
+			   sizeof(frames) / sizeof(frames[0]) - 1);
 	if (cut)
 		frames[n++] = profile_special_location(c->profile, "[truncated]");
 	s.stack = profile_stack(c->profile, frames, n);
@@ -265,7 +264,7 @@ void collector_after_drain(struct collector *c, uint64_t now)
 	size_t bytes = profile_bytes(c->profile);
 
 	symbolizer_name_late_jit(c->symbolizer, c->profile);
-	python_after_drain(c->python);
+	runtimes_after_drain(c->runtimes);
 	c->exited += symbolizer_forget_before(c->symbolizer, now);
 	if (c->trim_only && bytes >= c->fold_bytes + FOLD_GROWTH(c->fold_bytes))
 		fold(c, true);

@@ -22,6 +22,7 @@
 #include "bpfprof/push.h"
 #include "bpfprof/record.h"
 #include "bpfprof/rotate.h"
+#include "bpfprof/runtime.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/serve.h"
 #include "bpfprof/settings.h"
@@ -54,7 +55,7 @@ struct session {
 	struct symbolizer sym;
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
-	struct python *python;		/* Python frames: NULL when off */
+	struct runtimes runtimes;	/* runtimes on (Python): none when off */
 	struct sink *sinks;		/* --rotate, --push, --listen: windows of the profile */
 	struct server *server;		/* --listen (one of the sinks, for /metrics), else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
@@ -90,9 +91,9 @@ static void on_sample(void *ctx, const struct raw_sample *rs)
 }
 
 /*
- * A drain flipped the sets: learn every mapping made before, and every
- * Python stack's code objects (the namer may not have come to the last),
- * then name their samples.
+ * A drain flipped the sets: learn every mapping made before, and what the
+ * runtimes sent (Python's code objects: the namer may not have come to the
+ * last), then name their samples.
  */
 static void before_read(void *ctx)
 {
@@ -100,7 +101,7 @@ static void before_read(void *ctx)
 
 	symbolizer_new_generation(&ss->sym);
 	read_sideband(ss);
-	python_take_notices(ss->python);
+	runtimes_take_notices(&ss->runtimes);
 }
 
 static uint32_t process_gen(void *ctx, uint32_t tgid)
@@ -331,18 +332,13 @@ static void give_mappings(struct session *ss)
 	for (i = 0; i < ss->sym.procs.nr; i++) {
 		const struct proc *p = ss->sym.procs.procs[i];
 		const struct proc_image *img = p->nr_images ? &p->images[p->nr_images - 1] : NULL;
-		size_t j;
 
 		if (img && (err = sampler_set_mappings(ss->sampler, p->tgid, img->gen, img->maps,
 							img->nr_maps)))
 			debug("cannot give the program the mappings of process %u: %s", p->tgid,
 			      strerror(-err));
-		for (j = 0; ss->python && img && j < img->nr_maps; j++) {
-			const struct proc_map *m = &img->maps[j];
-			struct unwind_file_key key = { m->inode, m->dev_major << 20 | m->dev_minor, 0 };
-
-			python_process_maps(ss->python, p->tgid, &key, m->start, m->offset);
-		}
+		if (img)
+			runtimes_process_image(&ss->runtimes, p->tgid, img->maps, img->nr_maps);
 	}
 }
 
@@ -388,17 +384,15 @@ static int use_unwind_tables(struct session *ss)
 	return 0;
 }
 
-/* Python frames, unless off: interpreter files are told to the program as they are opened. */
-static void use_python(struct session *ss)
+/* Runtimes (Python), unless off: each told of the files opened from now on, and of the profile's folds. */
+static void use_runtimes(struct session *ss)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd;
+	struct file_listener l = runtimes_file_listener(&ss->runtimes);
 
-	sampler_python_maps(ss->sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
-	if (files_fd < 0)
-		return;
-	ss->python = python_new(files_fd, procs_fd, maps_fd, notices_fd, process_gen, ss);
-	ss->sym.python = ss->python;
-	ss->coll.python = ss->python;
+	runtimes_start(&ss->runtimes, ss->sampler, process_gen, ss);
+	runtimes_on_fold(&ss->runtimes, ss->coll.profile);
+	symbolizer_on_file(&ss->sym, &l);
+	ss->coll.runtimes = &ss->runtimes;
 }
 
 /* --rotate, --push, --listen: each a sink of windows of the profile, from start_ns. */
@@ -440,7 +434,7 @@ static void gather_figures(struct session *ss, struct run_figures *f)
 	f->tables.build_ns = ss->tables.build_ns;
 	f->tables.bytes = unwind_tables_bytes(&ss->tables);
 	f->tables.proc_bytes = sampler_proc_maps_bytes(ss->sampler);
-	python_stats(ss->python, &f->py);
+	runtimes_stats(&ss->runtimes, f);
 }
 
 /*
@@ -485,7 +479,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	configure_sampler(&cfg, &set, &ss);
 	if (sampler_open(&ss.sampler, &cfg) || use_unwind_tables(&ss))
 		goto out;
-	use_python(&ss);
+	use_runtimes(&ss);
 	/* Processes, their files and these files' unwind tables before the first sample. */
 	track_processes(&ss);
 	if (sampler_start(ss.sampler))
@@ -512,9 +506,8 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 out:
 	free_sinks(&ss, NULL);
 	*write_failed = ss.write_failed;
-	/* Its thread reads the program's ring of Python stacks: stopped before the program goes. */
-	python_free(ss.python);
-	ss.sym.python = ss.coll.python = NULL;
+	/* Python's namer reads the program's ring: stopped before the program goes. */
+	runtimes_free(&ss.runtimes);
 	sampler_free(ss.sampler);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bpfprof/runtime.h"
 #include "bpfprof/summary.h"
 #include "bpfprof/util.h"
 
@@ -29,29 +30,6 @@ static void summarize_walks(const struct sampler_stats *st, const struct run_fig
 	      (unsigned long long)f->tables.rows, f->tables.build_ns / 1e6,
 	      f->tables.bytes / 1048576.0, f->tables.proc_bytes / 1048576.0,
 	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
-}
-
-/* Python processes: how many samples got their Python frames, and why others did not. */
-static void summarize_python(const struct sampler_stats *st, const struct run_figures *f)
-{
-	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
-	const struct python_stats *py = &f->py;
-
-	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
-		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
-		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
-		"%llu code objects named, %llu not readable\n",
-		(unsigned long long)t[STAT_PY_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
-		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
-		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
-	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
-	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
-	      "without room in the map", py->files, (unsigned long long)py->merged,
-	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
-	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
 }
 
 uint64_t recorded_samples(const struct sampler_stats *st)
@@ -184,8 +162,7 @@ void summarize(const struct options *o, const struct profile *p, const struct sa
 		(unsigned long long)st->drains);
 	if (st->walking)
 		summarize_walks(st, f);
-	if (st->python && st->total[STAT_PY_SAMPLES])
-		summarize_python(st, f);
+	runtimes_summarize(st, f);
 	if (o->dwarf_unwind) {
 		uint64_t all = 0;
 

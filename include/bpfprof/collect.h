@@ -10,7 +10,7 @@
 #include "bpfprof/cgroups.h"
 #include "bpfprof/intern.h"
 #include "bpfprof/profile.h"
-#include "bpfprof/python.h"
+#include "bpfprof/runtime.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/symbolize.h"
 
@@ -27,7 +27,7 @@ struct cached_stack {
 struct collector {
 	struct profile *profile;
 	struct symbolizer *symbolizer;
-	struct python *python;	/* Python frames merged into native stacks; NULL: off */
+	struct runtimes *runtimes;	/* their frames merged into native stacks; NULL: none */
 	struct cgroups cgroups;	/* names the cgroups samples come from, while they exist */
 	struct cached_stack *cache;	/* by the sampler's cache keys; emptied when full */
 	uint32_t nr_cache, cache_alloc;

@@ -10,6 +10,9 @@
  *              kernel's identity of it; the version and layout it has
  *   processes  per tgid: where its runtime is, its code objects named
  *   locations  (process, code object, instruction) -> profile location
+ *
+ * The session reaches it through the runtimes set only (runtime.h:
+ * python_runtime, at the end of python.c, adapts these calls).
  */
 #ifndef BPFPROF_PYTHON_H
 #define BPFPROF_PYTHON_H

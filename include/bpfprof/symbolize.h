@@ -6,11 +6,16 @@
  * Symbol tables are cached per file identity (device, inode), never per
  * process, and a file is read once per run. A frame nothing can name still
  * gets a location, with its mapping when one is known.
+ *
+ * Inside (src/symbols/symbolize_private.h): symbolize.c names addresses,
+ * symfile.c keeps the files (and tells the listeners of each opened),
+ * table_feed.c feeds the unwind tables, jit.c reads perf maps.
  */
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "bpfprof/dwarf.h"
 #include "bpfprof/elf.h"
@@ -33,7 +38,33 @@ struct sym_frame {
 
 struct jitmap;
 struct unwind_tables;
-struct python;
+
+/* A file a process maps, just opened by the symbolizer: what its listeners are told. */
+struct opened_file {
+	uint32_t tgid;			/* a process that maps it */
+	const struct proc_map *m;	/* that mapping: start, offset, build ID; path "" when
+					 * only the program's request named it (no path known) */
+	int fd;				/* the file, read-only; borrowed for the call */
+	const struct stat *st;		/* fstat of fd */
+	const char *path;		/* as the process names the file */
+};
+
+/*
+ * Who wants to know of files as the symbolizer opens them (the unwind
+ * tables, the runtimes: each finds in a file what it needs). Called in the
+ * order registered.
+ */
+struct file_listener {
+	/* A file opened the first time (not when read again after being let go); NULL: none. */
+	void (*opened)(void *ctx, const struct opened_file *f);
+	/*
+	 * A file already open mapped from another inode the kernel names by
+	 * the same build ID (a copy of a binary): f's fd and st are the
+	 * copy's. NULL: not wanted (no listener wants it: the copy is not opened).
+	 */
+	void (*copy)(void *ctx, const struct opened_file *f);
+	void *ctx;
+};
 
 /* One ELF file, identified by what /proc/PID/maps says of it. */
 struct symfile {
@@ -75,7 +106,8 @@ struct symbolizer {
 	uint32_t open_files;	/* files still open, waiting to be read */
 	bool unwinding;		/* --unwind dwarf: keep each file's CFI */
 	struct unwind_tables *tables;	/* --unwind auto: each file's table built as it is opened */
-	struct python *python;		/* and interpreter files told to the program; NULL: off */
+	struct file_listener *listeners;	/* told of each file opened */
+	uint32_t nr_listeners, listeners_alloc;
 	struct unwinder unwinder;
 	struct itab file_index;
 	/* The same files by what the kernel says of a mapping (build ID, or device and inode). */
@@ -107,12 +139,18 @@ struct symbolizer {
 
 void symbolizer_init(struct symbolizer *s);
 void symbolizer_release(struct symbolizer *s);
-/* --unwind auto: from now on, every file opened gets its table built (the vDSO's now). */
+/* From now on, l is told of every file opened (files already open are not told again). */
+void symbolizer_on_file(struct symbolizer *s, const struct file_listener *l);
+/*
+ * --unwind auto: from now on, every file opened gets its table built (the
+ * vDSO's now): the tables listen to the files opened (table_feed.c).
+ */
 void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t);
 /*
  * --unwind auto: the program met a file with no table (a program started
- * during the run): built now from the process's mapping of it, unless it
- * is gone or the side-band's path built it first.
+ * during the run): opened now from the process's mapping of it, unless it
+ * is gone, and every listener told (its table built unless the side-band's
+ * path built it first, a runtime's file detected).
  */
 void symbolizer_table_request(struct symbolizer *s, const struct table_request *r);
 /* Start of a drain: live processes may be re-read once if an address misses. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -12,6 +13,7 @@
 #include "bpfprof/python.h"
 #include "bpfprof/python_code.h"
 #include "bpfprof/python_offsets.h"
+#include "bpfprof/runtime.h"
 #include "bpfprof/util.h"
 
 /* A code object of a process, as read (or not) when a stack first showed it. */
@@ -544,3 +546,97 @@ void python_stats(struct python *py, struct python_stats *out)
 	*out = py->stats;
 	pthread_mutex_unlock(&py->lock);
 }
+
+/* The runtime interface (runtime.h) ------------------------------------- */
+
+static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	int files_fd, procs_fd, maps_fd, notices_fd;
+
+	sampler_python_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
+	if (files_fd < 0)
+		return NULL;
+	return python_new(files_fd, procs_fd, maps_fd, notices_fd, gen, ctx);
+}
+
+static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+{
+	return python_file_opened(rt, key, fd, path);
+}
+
+static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			    uint64_t start, uint64_t offset)
+{
+	python_process_maps(rt, tgid, key, start, offset);
+}
+
+static void rt_take_notices(void *rt)
+{
+	python_take_notices(rt);
+}
+
+/* The VM's native frames: each _PyEval_EvalFrameDefault call. */
+static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+			 uint32_t n, uint32_t max)
+{
+	return python_merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+}
+
+static void rt_after_drain(void *rt)
+{
+	python_after_drain(rt);
+}
+
+static void rt_renumber(void *rt)
+{
+	python_renumber(rt);
+}
+
+static void rt_stats(void *rt, struct run_figures *f)
+{
+	python_stats(rt, &f->py);
+}
+
+/* Python processes: how many samples got their Python frames, and why others did not. */
+static void summarize_python(const struct sampler_stats *st, const struct run_figures *f)
+{
+	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
+	const struct python_stats *py = &f->py;
+
+	if (!st->python || !t[STAT_PY_SAMPLES])
+		return;
+	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
+		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
+		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
+		"%llu code objects named, %llu not readable\n",
+		(unsigned long long)t[STAT_PY_SAMPLES],
+		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
+		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
+		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
+		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
+		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
+	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
+	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
+	      "without room in the map", py->files, (unsigned long long)py->merged,
+	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
+	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
+}
+
+static void rt_free(void *rt)
+{
+	python_free(rt);
+}
+
+const struct runtime_ops python_runtime = {
+	.name = "python",
+	.start = start,
+	.file_opened = rt_file_opened,
+	.process_maps = rt_process_maps,
+	.take_notices = rt_take_notices,
+	.merge = rt_merge,
+	.after_drain = rt_after_drain,
+	.renumber = rt_renumber,
+	.stats = rt_stats,
+	.summarize = summarize_python,
+	.free = rt_free,
+};

@@ -404,6 +404,81 @@ static struct expr read_expr(struct cursor *c)
 	return e;
 }
 
+/* A CFA rule's instruction; false if op is not one. */
+static bool cfa_op(struct interp *in, struct cursor *c, uint8_t op)
+{
+	const struct cie *cie = in->cie;
+	struct state *st = &in->st;
+
+	switch (op) {
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_sf:
+		st->cfa_how = CFA_REG;
+		st->cfa_reg = uleb(c);
+		st->cfa_off = op == DW_CFA_def_cfa ? (int64_t)uleb(c) : factored(sleb(c), cie->daf);
+		return true;
+	case DW_CFA_def_cfa_register:
+		st->cfa_how = CFA_REG;
+		st->cfa_reg = uleb(c);
+		return true;
+	case DW_CFA_def_cfa_offset:
+		st->cfa_off = uleb(c);
+		return true;
+	case DW_CFA_def_cfa_offset_sf:
+		st->cfa_off = factored(sleb(c), cie->daf);
+		return true;
+	case DW_CFA_def_cfa_expression:
+		st->cfa_how = CFA_EXPR;
+		st->cfa_expr = read_expr(c);
+		return true;
+	}
+	return false;
+}
+
+/* A register rule's instruction (the extended forms); false if op is not one. */
+static bool register_op(struct interp *in, struct cursor *c, uint8_t op)
+{
+	uint64_t reg;
+	int64_t off;
+	struct rule *r;
+
+	switch (op) {
+	case DW_CFA_offset_extended:
+	case DW_CFA_offset_extended_sf:
+	case DW_CFA_GNU_negative_offset_extended:
+		reg = uleb(c);
+		off = op == DW_CFA_offset_extended_sf ? sleb(c) : (int64_t)uleb(c);
+		off = factored(off, in->cie->daf);
+		if (op == DW_CFA_GNU_negative_offset_extended)
+			off = (int64_t)(0 - (uint64_t)off);
+		set_rule(in, reg, RULE_OFFSET, off);
+		return true;
+	case DW_CFA_restore_extended:
+		restore_rule(in, uleb(c));
+		return true;
+	case DW_CFA_undefined:
+		set_rule(in, uleb(c), RULE_UNDEFINED, 0);
+		return true;
+	case DW_CFA_same_value:
+		set_rule(in, uleb(c), RULE_SAME, 0);
+		return true;
+	case DW_CFA_register:
+	case DW_CFA_val_offset:
+	case DW_CFA_val_offset_sf:
+		reg = uleb(c);
+		leb(c, op == DW_CFA_val_offset_sf);	/* the other register, or the offset */
+		set_rule(in, reg, RULE_OTHER, 0);
+		return true;
+	case DW_CFA_expression:
+	case DW_CFA_val_expression:
+		r = rule_of(in, uleb(c));
+		r->e = read_expr(c);
+		r->how = op == DW_CFA_expression ? RULE_EXPR : RULE_OTHER;
+		return true;
+	}
+	return false;
+}
+
 /* Runs the instructions at c; false if they are malformed. Stops at the FDE's end. */
 static bool run(struct interp *in, struct cursor c)
 {
@@ -412,8 +487,7 @@ static bool run(struct interp *in, struct cursor c)
 
 	while (c.p < c.end && !in->done && !c.bad) {
 		uint8_t op = *c.p++;
-		uint64_t reg, to;
-		int64_t off;
+		uint64_t to;
 
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
@@ -421,8 +495,7 @@ static bool run(struct interp *in, struct cursor c)
 				return false;
 			continue;
 		case DW_CFA_offset:
-			off = factored(uleb(&c), cie->daf);
-			set_rule(in, op & 0x3f, RULE_OFFSET, off);
+			set_rule(in, op & 0x3f, RULE_OFFSET, factored(uleb(&c), cie->daf));
 			continue;
 		case DW_CFA_restore:
 			restore_rule(in, op & 0x3f);
@@ -448,39 +521,6 @@ static bool run(struct interp *in, struct cursor c)
 			if (c.bad || !advance(in, to))
 				return false;
 			break;
-		case DW_CFA_offset_extended:
-		case DW_CFA_offset_extended_sf:
-		case DW_CFA_GNU_negative_offset_extended:
-			reg = uleb(&c);
-			off = op == DW_CFA_offset_extended_sf ? sleb(&c) : (int64_t)uleb(&c);
-			off = factored(off, cie->daf);
-			if (op == DW_CFA_GNU_negative_offset_extended)
-				off = (int64_t)(0 - (uint64_t)off);
-			set_rule(in, reg, RULE_OFFSET, off);
-			break;
-		case DW_CFA_restore_extended:
-			restore_rule(in, uleb(&c));
-			break;
-		case DW_CFA_undefined:
-			set_rule(in, uleb(&c), RULE_UNDEFINED, 0);
-			break;
-		case DW_CFA_same_value:
-			set_rule(in, uleb(&c), RULE_SAME, 0);
-			break;
-		case DW_CFA_register:
-			reg = uleb(&c);
-			uleb(&c);
-			set_rule(in, reg, RULE_OTHER, 0);
-			break;
-		case DW_CFA_val_offset:
-		case DW_CFA_val_offset_sf:
-			reg = uleb(&c);
-			if (op == DW_CFA_val_offset)
-				uleb(&c);
-			else
-				sleb(&c);
-			set_rule(in, reg, RULE_OTHER, 0);
-			break;
 		case DW_CFA_remember_state:
 			if (in->depth == MAX_REMEMBER)
 				return false;
@@ -491,39 +531,10 @@ static bool run(struct interp *in, struct cursor c)
 				return false;
 			*st = in->stack[--in->depth];
 			break;
-		case DW_CFA_def_cfa:
-		case DW_CFA_def_cfa_sf:
-			st->cfa_how = CFA_REG;
-			st->cfa_reg = uleb(&c);
-			st->cfa_off = op == DW_CFA_def_cfa ? (int64_t)uleb(&c) :
-							     factored(sleb(&c), cie->daf);
-			break;
-		case DW_CFA_def_cfa_register:
-			st->cfa_how = CFA_REG;
-			st->cfa_reg = uleb(&c);
-			break;
-		case DW_CFA_def_cfa_offset:
-			st->cfa_off = uleb(&c);
-			break;
-		case DW_CFA_def_cfa_offset_sf:
-			st->cfa_off = factored(sleb(&c), cie->daf);
-			break;
-		case DW_CFA_def_cfa_expression:
-			st->cfa_how = CFA_EXPR;
-			st->cfa_expr = read_expr(&c);
-			break;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression: {
-			struct rule *r;
-
-			reg = uleb(&c);
-			r = rule_of(in, reg);
-			r->e = read_expr(&c);
-			r->how = op == DW_CFA_expression ? RULE_EXPR : RULE_OTHER;
-			break;
-		}
 		default:
-			return false;	/* unknown: its operands' size too */
+			/* Unknown: its operands' size too. */
+			if (!cfa_op(in, &c, op) && !register_op(in, &c, op))
+				return false;
 		}
 	}
 	return !c.bad;

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Runtimes: interpreters whose own frames (Python's functions, later
+ * LuaJIT's and Ruby's) are walked by the BPF program beside the native
+ * stack and put in place of the native frames of the VM that ran them.
+ * One interface, struct runtime_ops; the session holds a set of the
+ * runtimes on (struct runtimes) and calls the set, never a runtime.
+ *
+ * Adding a runtime (NAME) takes:
+ *   1. bpf/NAME.bpf.h beside bpf/python.bpf.h: the walk at sample time,
+ *      self-contained, called from the one sample path, with its maps
+ *      (its files, its processes) and the frames it adds to a sample
+ *      (struct raw_sample carries them to userspace: sampler.h).
+ *   2. The sampler handing out those maps' fds (as sampler_python_maps),
+ *      -1 when the runtime is off (an option, or no --unwind auto), and
+ *      its figures in struct run_figures (summary.h, as struct python_stats).
+ *   3. src/runtime/NAME.c implementing struct runtime_ops below and
+ *      exporting `const struct runtime_ops NAME_runtime`.
+ *   4. One line in runtime.c's runtime_list[]: &NAME_runtime.
+ * Nothing else: the symbolizer tells the set of every file opened, the
+ * session of every process running at start, the collector merges each
+ * sample through the set, the profile tells it of every fold.
+ */
+#ifndef BPFPROF_RUNTIME_H
+#define BPFPROF_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpfprof/procs.h"
+#include "bpfprof/profile.h"
+#include "bpfprof/sampler.h"
+#include "bpfprof/summary.h"
+#include "bpfprof/symbolize.h"
+#include "bpfprof/unwind_row.h"
+
+/*
+ * What a runtime implements: every op but summarize. rt is what start()
+ * returned. Calls come from the session's thread, one at a time, but may
+ * meet the runtime's own threads (Python's namer): it locks what it shares.
+ */
+struct runtime_ops {
+	const char *name;	/* "python" */
+	/*
+	 * On, with its BPF side's maps taken from the sampler: NULL when off
+	 * (the sampler has no maps for it) or not available. gen(ctx, tgid)
+	 * is a process's generation as the program counts it.
+	 */
+	void *(*start)(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid),
+		       void *ctx);
+	/*
+	 * Detect: a file a process maps, just opened (fd, at path, by the
+	 * kernel's identity key). True if it is the runtime's (its version
+	 * told to the program; one it cannot read said on stderr once).
+	 */
+	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+	/* Claim: process tgid maps code of file key at start (file offset offset). */
+	void (*process_maps)(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			     uint64_t start, uint64_t offset);
+	/* Before a drain reads samples: what the program sent so far taken (code objects named). */
+	void (*take_notices)(void *rt);
+	/*
+	 * frames[0..n) (location ids, leaf first) of sample rs with the VM's
+	 * native frames replaced by the runtime's, at most max in all;
+	 * returns the new count.
+	 */
+	uint32_t (*merge)(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+			  uint32_t n, uint32_t max);
+	/* After a drain: processes gone since the drain before forgotten. */
+	void (*after_drain)(void *rt);
+	/* The profile was folded (profile_fold): the location ids it keeps changed. */
+	void (*renumber)(void *rt);
+	/* Its figures for the summary, into the run's (summary.h). */
+	void (*stats)(void *rt, struct run_figures *f);
+	/* Its lines of the end-of-run summary, on stderr (rt gone by then); NULL: none. */
+	void (*summarize)(const struct sampler_stats *st, const struct run_figures *f);
+	void (*free)(void *rt);
+};
+
+/* At most this many runtimes on at once. */
+#define MAX_RUNTIMES 4
+
+/* The runtimes on in a session. */
+struct runtimes {
+	struct runtime {
+		const struct runtime_ops *ops;
+		void *rt;
+	} on[MAX_RUNTIMES];
+	uint32_t nr;
+	struct profile *folding;	/* whose folds they follow (runtimes_on_fold) */
+	struct fold_listener fold;
+};
+
+/* Every runtime the sampler has maps for, started (none: an empty set). */
+void runtimes_start(struct runtimes *rs, struct sampler *sampler,
+		    uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
+/* Each stopped and freed (before the sampler goes: their threads read its maps). */
+void runtimes_free(struct runtimes *rs);
+/* What the symbolizer calls with each file it opens: file_opened, then process_maps. */
+struct file_listener runtimes_file_listener(struct runtimes *rs);
+/* A process running at start: each of its mappings told to process_maps. */
+void runtimes_process_image(struct runtimes *rs, uint32_t tgid, const struct proc_map *maps,
+			    size_t nr);
+/* The fan-out of each op over the runtimes on; rs may be NULL (none). */
+void runtimes_take_notices(struct runtimes *rs);
+uint32_t runtimes_merge(struct runtimes *rs, struct profile *p, const struct raw_sample *sample,
+			uint32_t *frames, uint32_t n, uint32_t max);
+void runtimes_after_drain(struct runtimes *rs);
+/* Each renumbers the location ids it keeps after every fold of p, until runtimes_free. */
+void runtimes_on_fold(struct runtimes *rs, struct profile *p);
+void runtimes_stats(struct runtimes *rs, struct run_figures *f);
+/* The summary lines of every runtime known (each says nothing if it was off). */
+void runtimes_summarize(const struct sampler_stats *st, const struct run_figures *f);
+
+/* The runtimes (src/runtime/NAME.c). */
+extern const struct runtime_ops python_runtime;
+
+#endif

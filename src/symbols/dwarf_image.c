@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * The DWARF index's image: the debug sections libdw needs, inflated by us
+ * into one ELF image in memory, whole or with one unit's bytes alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bpfprof/elf.h"
+#include "bpfprof/util.h"
+#include "dwarf_private.h"
+
+/* The names of the sections the image holds (dwarf_private.h's SCN_*), after .debug_. */
+static const char *const wanted_sections[NR_SCNS] = {
+	[SCN_INFO] = "info", [SCN_ABBREV] = "abbrev", [SCN_STR] = "str",
+	[SCN_STR_OFFSETS] = "str_offsets", [SCN_LINE] = "line", [SCN_LINE_STR] = "line_str",
+	[SCN_ADDR] = "addr", [SCN_RANGES] = "ranges", [SCN_RNGLISTS] = "rnglists",
+	[SCN_ARANGES] = "aranges",
+};
+
+/* Its index in wanted_sections, or -1. */
+static int wanted_section(const char *name)
+{
+	const char *base = !strncmp(name, ".debug_", 7) ? name + 7 :
+			   !strncmp(name, ".zdebug_", 8) ? name + 8 : NULL;
+	size_t i;
+
+	for (i = 0; base && i < ARRAY_SIZE(wanted_sections); i++)
+		if (!strcmp(base, wanted_sections[i]))
+			return i;
+	return -1;
+}
+
+/* Where a section's bytes are in the file, and how many libdw reads. */
+struct scn_bytes {
+	uint64_t offset, len;	/* in the file, past a compression header */
+	uint64_t size;		/* inflated, or len */
+	bool compressed;
+	bool zlib;		/* compressed, and in a way we inflate */
+};
+
+/*
+ * The inflated size is read from the section's first bytes alone: libelf's
+ * gelf_getchdr() would read the whole section for it, some 4 MB for libc's
+ * debug file, for every such file mapped.
+ */
+static int section_bytes(Elf *elf, int fd, const GElf_Shdr *sh, const char *name,
+			 struct scn_bytes *b)
+{
+	const char *ident = elf_getident(elf, NULL);
+	bool big_endian = ident && ident[EI_DATA] == ELFDATA2MSB;
+	bool elf64 = gelf_getclass(elf) == ELFCLASS64;
+	unsigned char head[24];
+	size_t skip = 0;
+
+	*b = (struct scn_bytes){ sh->sh_offset, sh->sh_size, sh->sh_size, false, false };
+	if (sh->sh_size > DWARF_MAX_BYTES)
+		return -EFBIG;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		/* Elf64_Chdr: type, reserved, size, alignment; Elf32_Chdr: type, size, alignment. */
+		skip = elf64 ? 24 : 12;
+		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip)
+			return -EINVAL;
+		b->size = elf64 ? get_uint(head + 8, 8, big_endian) : get_uint(head + 4, 4, big_endian);
+		b->zlib = get_uint(head, 4, big_endian) == ELFCOMPRESS_ZLIB;
+		b->compressed = true;
+	} else if (!strncmp(name, ".zdebug_", 8)) {
+		/* GNU's: "ZLIB", then the inflated size, big-endian. */
+		skip = 12;
+		if (sh->sh_size < skip || pread(fd, head, skip, sh->sh_offset) != (ssize_t)skip ||
+		    memcmp(head, "ZLIB", 4))
+			return -EINVAL;
+		b->size = get_uint(head + 4, 8, true);
+		b->zlib = b->compressed = true;
+	}
+	b->offset += skip;
+	b->len -= skip;
+	return b->size > DWARF_MAX_BYTES ? -EFBIG : 0;
+}
+
+/*
+ * Whether the file has DWARF we can read, before any of it is read: some
+ * .debug_info; no .gnu_debugaltlink (dwz) or .debug_sup, naming a file
+ * libdw would open by that name on its own (a FIFO there would block us
+ * forever); the sections we would hold within DWARF_MAX_BYTES.
+ */
+int check_sections(Elf *elf, int fd)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	uint64_t total = 0;
+	bool info = false;
+	int err;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -ENODATA;
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct scn_bytes b;
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".gnu_debugaltlink") || !strcmp(name, ".debug_sup"))
+			return -EOPNOTSUPP;
+		if (wanted_section(name) < 0)
+			continue;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			info = true;
+		if ((err = section_bytes(elf, fd, &sh, name, &b)))
+			return err;
+		if (b.size > DWARF_MAX_BYTES - total)
+			return -EFBIG;
+		total += b.size;
+	}
+	return info ? 0 : -ENODATA;
+}
+
+/* The image ------------------------------------------------------------------ */
+
+/*
+ * libdw reads strings (names, directories) to their NUL without looking
+ * where their section ends: in a file whose string runs to the end of a
+ * section, past it. Each section in the image is followed by NULs: every
+ * string then ends inside its section or right after it.
+ */
+#define SECTION_PAD 16
+
+#define CHUNK (64 * 1024)
+
+/*
+ * Into out[lo, hi) the section's bytes there, as they are or inflated;
+ * the rest of out is not written: in an image for one unit, the other
+ * units' pages stay zero pages, never resident. Bytes before lo are
+ * inflated through buf's second half and dropped. buf: 2 * CHUNK bytes.
+ */
+static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, uint64_t lo,
+			 uint64_t hi, unsigned char *buf)
+{
+	z_stream z = { 0 };
+	uint64_t done = 0;
+	int rc = Z_OK;
+
+	if (!b->compressed) {
+		while (lo + done < hi) {
+			ssize_t n = pread(fd, out + lo + done, hi - lo - done, b->offset + lo + done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return false;
+			done += n;
+		}
+		return true;
+	}
+	if (!b->zlib || inflateInit(&z) != Z_OK)
+		return false;
+	/* To its end when reading up to it: a whole section ends where its stream does. */
+	while (rc == Z_OK && (z.total_out < hi || hi == b->size)) {
+		if (!z.avail_in) {
+			size_t want = b->len - done < CHUNK ? b->len - done : CHUNK;
+			ssize_t n = want ? pread(fd, buf, want, b->offset + done) : 0;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			done += n;
+			z.next_in = buf;
+			z.avail_in = n;
+		}
+		if (z.total_out < lo) {
+			z.next_out = buf + CHUNK;
+			z.avail_out = lo - z.total_out < CHUNK ? lo - z.total_out : CHUNK;
+		} else {
+			z.next_out = out + z.total_out;
+			z.avail_out = hi - z.total_out;
+		}
+		rc = inflate(&z, Z_NO_FLUSH);
+	}
+	inflateEnd(&z);
+	return z.total_out == hi && (hi < b->size || rc == Z_STREAM_END);
+}
+
+/* An ELF header with sections only, of the file's class and byte order. */
+static void put_ehdr(unsigned char *p, const unsigned char *ident, const GElf_Ehdr *eh,
+		     uint64_t shoff, size_t shnum)
+{
+	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
+
+	memcpy(p, ident, EI_NIDENT);
+	put_uint(p + 16, 2, eh->e_type, msb);
+	put_uint(p + 18, 2, eh->e_machine, msb);
+	put_uint(p + 20, 4, EV_CURRENT, msb);
+	if (elf64) {
+		put_uint(p + 40, 8, shoff, msb);
+		put_uint(p + 48, 4, eh->e_flags, msb);
+		put_uint(p + 52, 2, sizeof(Elf64_Ehdr), msb);
+		put_uint(p + 58, 2, sizeof(Elf64_Shdr), msb);
+		put_uint(p + 60, 2, shnum, msb);
+		put_uint(p + 62, 2, shnum - 1, msb);	/* the names, last */
+	} else {
+		put_uint(p + 32, 4, shoff, msb);
+		put_uint(p + 36, 4, eh->e_flags, msb);
+		put_uint(p + 40, 2, sizeof(Elf32_Ehdr), msb);
+		put_uint(p + 46, 2, sizeof(Elf32_Shdr), msb);
+		put_uint(p + 48, 2, shnum, msb);
+		put_uint(p + 50, 2, shnum - 1, msb);
+	}
+}
+
+static void put_shdr(unsigned char *p, const unsigned char *ident, uint32_t name, uint32_t type,
+		     uint64_t offset, uint64_t size)
+{
+	bool msb = ident[EI_DATA] == ELFDATA2MSB, elf64 = ident[EI_CLASS] == ELFCLASS64;
+
+	put_uint(p, 4, name, msb);
+	put_uint(p + 4, 4, type, msb);
+	put_uint(p + (elf64 ? 24 : 16), elf64 ? 8 : 4, offset, msb);
+	put_uint(p + (elf64 ? 32 : 20), elf64 ? 8 : 4, size, msb);
+	put_uint(p + (elf64 ? 48 : 32), elf64 ? 8 : 4, 1, msb);	/* alignment */
+}
+
+#define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
+
+struct image_scn {
+	struct scn_bytes b;
+	uint64_t at;		/* in the image */
+	int wanted;
+};
+
+/*
+ * The part of section w that an image for unit u holds, [*lo, *hi): all
+ * of it in a whole image (u NULL). A unit by itself needs its own bytes
+ * of .debug_info, .debug_abbrev and .debug_line (libc's 8 MB of 8.6
+ * inflated), none of .debug_aranges, and the rest whole.
+ */
+static void section_part(const struct dw_unit *u, int w, uint64_t size, uint64_t *lo,
+			 uint64_t *hi)
+{
+	*lo = 0;
+	*hi = size;
+	if (!u)
+		return;
+	switch (w) {
+	case SCN_INFO:
+		*lo = u->info_lo;
+		*hi = u->info_hi;
+		break;
+	case SCN_ABBREV:
+		*lo = u->abbrev_lo;
+		*hi = u->abbrev_hi;
+		break;
+	case SCN_LINE:
+		*lo = u->line_lo;
+		*hi = u->line_hi;
+		break;
+	case SCN_ARANGES:
+		*hi = 0;
+		break;
+	}
+}
+
+/*
+ * libdw finds a unit by reading every unit header before it. In an image
+ * for one unit, the bytes before it are one unit of our own: a DWARF 4
+ * header (abbreviations at 0, never read) and no DIE, zeros to its end.
+ */
+static void put_filler_unit(unsigned char *info, uint64_t end, bool msb, bool elf64)
+{
+	put_uint(info, 4, end - 4, msb);
+	put_uint(info + 4, 2, 4, msb);
+	put_uint(info + 6, 4, 0, msb);
+	info[10] = elf64 ? 8 : 4;
+	info[11] = 0;		/* the unit's DIE: none */
+}
+
+/*
+ * The sections libdw needs, inflated by us into one ELF image in memory
+ * that libdw reads as it is: what it would inflate itself is every debug
+ * section, each read whole as it is in the file first. A section that
+ * cannot be read is left out, as libdw leaves it out. Whole (u NULL), or
+ * for unit u alone (section_part()), with the same layout.
+ */
+static int load_image(struct dwarf_index *d, const struct dw_unit *u)
+{
+	struct image_scn scns[NR_SCNS];
+	bool seen[NR_SCNS] = { false };
+	unsigned char ident[EI_NIDENT], *buf = NULL, *shdrs;
+	size_t shstrndx, nr = 0, i, shnum = 1, names_len = 1, shentsize;
+	uint64_t size, names_at, shoff, lo, hi;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	struct stat st;
+	Elf *elf;
+	int err;
+
+	/* Not the file its units were read from: their offsets would mean nothing. */
+	if (fstat(d->fd, &st) || (d->nr_units && (st.st_size != d->st.st_size ||
+						  st.st_mtim.tv_sec != d->st.st_mtim.tv_sec ||
+						  st.st_mtim.tv_nsec != d->st.st_mtim.tv_nsec)))
+		return -ESTALE;
+	d->st = st;
+	elf = elf_open_fd(d->fd);
+	err = -ENOEXEC;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    !elf_getident(elf, NULL) || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	if ((err = check_sections(elf, d->fd)))
+		goto out;
+	memcpy(ident, elf_getident(elf, NULL), EI_NIDENT);
+	d->msb = ident[EI_DATA] == ELFDATA2MSB;
+	shentsize = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	size = ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	/* The first of each name, as libdw takes it. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct image_scn *s = &scns[nr];
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (s->wanted = wanted_section(name)) < 0 || seen[s->wanted] ||
+		    section_bytes(elf, d->fd, &sh, name, &s->b))
+			continue;
+		seen[s->wanted] = true;
+		s->at = ALIGN8(size);
+		size = s->at + s->b.size + SECTION_PAD;
+		nr++;
+	}
+	names_at = size;
+	for (i = 0; i < nr; i++)
+		size += strlen(".debug_") + strlen(wanted_sections[scns[i].wanted]) + 1;
+	size += strlen(".shstrtab") + 2;
+	shoff = ALIGN8(size);
+	size = shoff + (nr + 2) * shentsize;
+	err = -ENOMEM;
+	d->image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			-1, 0);
+	if (d->image == MAP_FAILED) {
+		d->image = NULL;
+		goto out;
+	}
+	d->image_size = size;
+	if (!u)
+		memset(d->scn, 0, sizeof(d->scn));
+	buf = xmalloc(2 * CHUNK);
+	shdrs = d->image + shoff;
+	for (i = 0; i < nr; i++) {
+		int w = scns[i].wanted;
+
+		section_part(u, w, scns[i].b.size, &lo, &hi);
+		if (hi > scns[i].b.size || lo > hi ||
+		    !read_section(d->fd, &scns[i].b, d->image + scns[i].at, lo, hi, buf)) {
+			/* libdw can do nothing without it. */
+			if (w == SCN_INFO) {
+				err = -EINVAL;
+				goto out;
+			}
+			continue;
+		}
+		if (w == SCN_INFO && lo)
+			put_filler_unit(d->image + scns[i].at, lo, d->msb,
+					ident[EI_CLASS] == ELFCLASS64);
+		if (!u) {
+			d->scn[w].at = scns[i].at;
+			d->scn[w].size = scns[i].b.size;
+		}
+		put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_PROGBITS, scns[i].at,
+			 scns[i].b.size);
+		names_len += sprintf((char *)d->image + names_at + names_len, ".debug_%s",
+				     wanted_sections[w]) + 1;
+	}
+	put_shdr(shdrs + shnum++ * shentsize, ident, names_len, SHT_STRTAB, names_at,
+		 names_len + strlen(".shstrtab") + 1);
+	strcpy((char *)d->image + names_at + names_len, ".shstrtab");
+	put_ehdr(d->image, ident, &eh, shoff, shnum);
+	d->elf = elf_open_mem(d->image, size);
+	err = d->elf ? 0 : -EINVAL;
+out:
+	if (err && d->image) {
+		munmap(d->image, d->image_size);
+		d->image = NULL;
+	}
+	free(buf);
+	if (elf)
+		elf_end(elf);
+	return err;
+}
+
+/* Lets libdw go: what it read of units, abbreviations, line tables. */
+void end_dwarf(struct dwarf_index *d)
+{
+	d->dw_rows = 0;
+	if (d->dw)
+		dwarf_end(d->dw);
+	d->dw = NULL;
+}
+
+/* And the sections it read. */
+void drop_image(struct dwarf_index *d)
+{
+	end_dwarf(d);
+	if (d->elf)
+		elf_end(d->elf);
+	d->elf = NULL;
+	if (d->image)
+		munmap(d->image, d->image_size);
+	d->image = NULL;
+}
+
+/* libdw, over the sections read again if they were let go; false if it cannot be had. */
+bool begin_dwarf(struct dwarf_index *d)
+{
+	if (d->failed)
+		return false;
+	d->used = true;
+	if (d->dw)
+		return true;
+	if (!d->elf) {
+		if (load_image(d, NULL)) {
+			d->failed = true;
+			return false;
+		}
+		d->reads_whole++;
+	}
+	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		d->failed = true;
+		return false;
+	}
+	return true;
+}
+
+/* libdw over an image of unit u's bytes alone; false if it cannot be had. */
+bool begin_alone(struct dwarf_index *d, const struct dw_unit *u)
+{
+	if (d->failed)
+		return false;
+	d->used = true;
+	if (load_image(d, u))
+		return false;
+	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		drop_image(d);
+		return false;
+	}
+	d->reads_alone++;
+	d->alone_now++;
+	return true;
+}

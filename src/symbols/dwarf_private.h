@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Inside the DWARF index (dwarf.h): its types, shared by dwarf.c (units,
+ * ranges, lines, lookups) and dwarf_image.c (the debug sections read into
+ * an ELF image in memory for libdw, whole or for one unit alone).
+ */
+#ifndef BPFPROF_DWARF_PRIVATE_H
+#define BPFPROF_DWARF_PRIVATE_H
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "bpfprof/dwarf.h"
+#include "bpfprof/intern.h"
+
+#define NO_NODE UINT32_MAX
+
+/*
+ * libdw is begun again once the units indexed through it had this many
+ * line table rows (some 50 bytes each to libdw, and ours by then). Not
+ * after each unit: it reads the headers of all the units before the one
+ * asked for again, some 1.5 ms for libc's.
+ */
+#define DWARF_ROWS_PER_BEGIN 8192
+#define LINE_END UINT32_MAX	/* a row that ends a sequence: no line from its address on */
+
+/* A function, or a call inlined into one, that has code; names in the index's strings. */
+struct dw_node {
+	uint32_t name;		/* 0: none */
+	uint32_t call_file;	/* inlined calls: where the caller makes the call; 0: none */
+	uint32_t call_line;
+	uint32_t parent;	/* the node it is inlined into; NO_NODE: a function */
+};
+
+/* An address range as read: possibly nested in others. */
+struct dw_span {
+	uint64_t lo, hi;
+	uint32_t idx, depth;
+};
+
+/* Sorted, disjoint: [lo, hi) belongs to idx (innermost node, or unit). */
+struct dw_range {
+	uint64_t lo, hi;
+	uint32_t idx;
+};
+
+/* A line table row, as libdw sorts them; rows that repeat the one before are left out. */
+struct dw_line {
+	uint64_t addr;
+	uint32_t file;		/* in the index's strings; 0: none */
+	uint32_t line;		/* 0 when unknown; LINE_END */
+};
+
+/*
+ * What lookups in a unit need, copied out of libdw when the unit is first
+ * looked up: libdw, and the debug sections it reads, can then be let go.
+ */
+struct dw_unit {
+	Dwarf_Off offset;	/* its DIE's, in .debug_info */
+	bool indexed;
+	bool alone;		/* it refers to no other unit: it can be read by itself */
+	/* Its bytes, header on, in .debug_info, its abbreviations and line program (0, 0: none). */
+	uint32_t info_lo, info_hi, abbrev_lo, abbrev_hi, line_lo, line_hi;
+	struct dw_node *nodes;
+	uint32_t nr_nodes;
+	struct dw_range *ranges;
+	size_t nr_ranges;
+	struct dw_line *lines;
+	size_t nr_lines;
+};
+
+/*
+ * The sections libdw needs for units, their ranges, names, inlined calls
+ * and lines. Not locations (.debug_loclists is libc's second biggest),
+ * call frames, macros nor type units: they are never read.
+ */
+enum { SCN_INFO, SCN_ABBREV, SCN_STR, SCN_STR_OFFSETS, SCN_LINE, SCN_LINE_STR, SCN_ADDR,
+       SCN_RANGES, SCN_RNGLISTS, SCN_ARANGES, NR_SCNS };
+
+struct dwarf_index {
+	int fd;			/* ours: the sections are read from it again after a trim */
+	struct stat st;		/* the file as its units were read */
+	unsigned char *image;	/* an ELF image of the debug sections libdw needs, inflated */
+	size_t image_size;	/* mapped: pages never written are never resident */
+	struct {
+		uint64_t at, size;	/* in a whole image; size 0: not there */
+	} scn[NR_SCNS];
+	bool msb;		/* the file's byte order */
+	size_t reads_whole, reads_alone;	/* images read: all units', one unit's */
+	uint32_t alone_now;	/* one unit's, since the last dwarf_index_trim() */
+	Elf *elf;		/* over image; NULL when let go */
+	Dwarf *dw;		/* over elf; NULL until units are read or indexed */
+	size_t dw_rows;		/* line table rows libdw read since it began */
+	bool units_read;
+	bool failed;		/* the sections could not be read, or are not the units' any more */
+	bool used;		/* the sections needed since the last dwarf_index_trim() */
+	uint32_t idle;		/* trims in a row without */
+	struct dw_unit *units;	/* in .debug_info order, so sorted by offset */
+	size_t nr_units;
+	struct dw_range *ranges;	/* unit ranges */
+	size_t nr_ranges;
+	struct dw_range *aranges;	/* .debug_aranges', for addresses no unit claims */
+	size_t nr_aranges;
+	struct strtab strings;	/* names and file names */
+};
+
+/* dwarf_image.c ----------------------------------------------------------- */
+
+/*
+ * Whether the file has DWARF we can read, before any of it is read
+ * (0, or -ENODATA, -EOPNOTSUPP, -EFBIG, -EINVAL).
+ */
+int check_sections(Elf *elf, int fd);
+/* libdw, over the sections read again if they were let go; false if it cannot be had. */
+bool begin_dwarf(struct dwarf_index *d);
+/* libdw over an image of unit u's bytes alone; false if it cannot be had. */
+bool begin_alone(struct dwarf_index *d, const struct dw_unit *u);
+/* Lets libdw go: what it read of units, abbreviations, line tables. */
+void end_dwarf(struct dwarf_index *d);
+/* And the sections it read. */
+void drop_image(struct dwarf_index *d);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Inside the symbolizer (symbolize.h): what its files share.
+ *   symfile.c     the file cache: open, read, let go, read again; listeners told
+ *   table_feed.c  --unwind auto: the unwind tables as a listener, table requests
+ *   jit.c         JIT frames named from perf maps
+ *   symbolize.c   addresses -> mapping -> file offset -> frames
+ */
+#ifndef BPFPROF_SYMBOLIZE_PRIVATE_H
+#define BPFPROF_SYMBOLIZE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpfprof/debuginfo.h"
+#include "bpfprof/symbolize.h"
+
+/* symfile.c --------------------------------------------------------------- */
+
+/* Every process on one kernel maps the same vDSO: ours, read from our memory. */
+int load_vdso(struct symfile *f);
+void symfile_free(struct symfile *f);
+/* The cache's files, their indexes and the vDSO, freed. */
+void symfiles_release(struct symbolizer *s);
+/* Once a drain: files no known process has mapped for a while let their symbols go. */
+void release_unmapped_files(struct symbolizer *s);
+/*
+ * The file a mapping names, opened the first time (listeners told), else
+ * found; NULL when it cannot be had.
+ */
+struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m);
+/* Opens the files of every mapping of p's current image (a process seen at start). */
+void open_files_of(struct symbolizer *s, struct proc *p);
+/* Reads the symbols of the file (once), then lets its fd go. */
+void read_symbols(struct symbolizer *s, struct symfile *f);
+/* The file of the mapping through /proc/PID/map_files; negative errno if none. */
+int open_map_files(const struct procs *ps, uint32_t tgid, const struct proc_map *m);
+/* The file the process mapped, as it sees it (map_files, else inside its root). */
+int open_in_process(const struct procs *ps, uint32_t tgid, const struct proc_map *m);
+/* The mapping's build ID in hex into hex[2 * sizeof(m->build_id) + 1] ("" if none). */
+void build_id_hex(const struct proc_map *m, char *hex);
+/* f's separate debug file, as process tgid sees it, else in our root; f->debug_path set. */
+int find_debug_file(const struct procs *ps, uint32_t tgid, struct symfile *f,
+		    const struct debuginfo_elf *bin);
+/* Every listener told of f (opened, or copy). */
+void tell_opened(struct symbolizer *s, const struct opened_file *f);
+void tell_copy(struct symbolizer *s, uint32_t tgid, const struct proc_map *m);
+
+/* jit.c ------------------------------------------------------------------- */
+
+void jitmaps_release(struct symbolizer *s);
+/* The perf maps of processes forgotten: none of their frames is left to name. */
+void forget_jitmaps(struct symbolizer *s);
+bool anon_map(const struct proc_map *m);
+/* A location for addr in anonymous memory of tgid, named by its perf map now or later. */
+uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t mapping,
+		      uint64_t addr);
+
+/* symbolize.c ------------------------------------------------------------- */
+
+/* A profile function for a symbol: its readable name, the symbol as it is, the source file. */
+uint32_t frame_function(struct profile *p, const struct sym_frame *fr);
+/* The location at addr named by frames (innermost first; none: unnamed). */
+uint32_t frames_location(struct profile *p, uint32_t mapping, uint64_t addr, enum frame_kind kind,
+			 const struct sym_frame *frames, uint16_t n);
+
+#endif
