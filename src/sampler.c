@@ -65,26 +65,21 @@ static uint32_t round_pow2(uint32_t n)
 }
 
 /*
- * The program's settings (bpf_settings.h): every one from cfg, here alone.
- * cfg->cfi_unwind is the walk as loaded (off where this kernel cannot).
+ * The program's settings (bpf_settings.h): those the options ask for as
+ * settings.c derived them, and what only the sampler knows, here alone.
+ * cfg->bpf.cfi_unwind is the walk as loaded (off where this kernel cannot).
  */
 static struct bpf_settings bpf_settings_of(const struct sampler_config *cfg)
 {
-	return (struct bpf_settings){
-		.filter_tgids = cfg->ntgids > 0,
-		.filter_pids = cfg->npids > 0,
-		.filter_cgroup = cfg->cgroup_fd >= 0,
-		.include_idle = cfg->include_idle,
-		.kernel_stacks = cfg->kernel_stacks,
-		.user_stacks = cfg->user_stacks,
-		.dwarf_unwind = cfg->dwarf_unwind,
-		.cfi_unwind = cfg->cfi_unwind,
-		/* Python processes are found by their mappings, which only the walk reads. */
-		.python_frames = cfg->cfi_unwind && cfg->python_frames,
-		.stack_copy_bytes = cfg->stack_copy_bytes,
-		.min_block_ns = cfg->min_block_ns,
-		.preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path),
-	};
+	struct bpf_settings b = cfg->bpf;
+
+	b.filter_tgids = cfg->ntgids > 0;
+	b.filter_pids = cfg->npids > 0;
+	b.filter_cgroup = cfg->cgroup_fd >= 0;
+	/* Python processes are found by their mappings, which only the walk reads. */
+	b.python_frames = b.cfi_unwind && b.python_frames;
+	b.preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path);
+	return b;
 }
 
 static int configure(struct sampler *s, const struct sampler_config *cfg)
@@ -101,11 +96,11 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	s->python = skel->rodata->settings.python_frames;
 	/* Without the walk, its maps are left at their smallest. */
 	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
-					    cfg->cfi_unwind ? cfg->unwind_rows : 1)) ||
+					    cfg->bpf.cfi_unwind ? cfg->unwind_rows : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks0,
-					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)) ||
+					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
-					    cfg->cfi_unwind ? cfg->stack_storage_size : 1)) ||
+					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.pystacks0,
 					    s->python ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.pystacks1,
@@ -358,7 +353,7 @@ static int load(struct sampler *s, const struct sampler_config *cfg,
 	struct sampler_config c = *cfg;
 	int err;
 
-	c.cfi_unwind = walk;
+	c.bpf.cfi_unwind = walk;
 	s->skel = profile_bpf__open_opts(opts);
 	if (!s->skel) {
 		err = -errno;
@@ -423,14 +418,14 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->stats.nr_cpus = s->nr_cpus;
 	s->keys = xmalloc(BATCH * sizeof(*s->keys));
 	s->values = xmalloc(BATCH * sizeof(*s->values));
-	if (cfg->cfi_unwind) {
+	if (cfg->bpf.cfi_unwind) {
 		s->walk_keys = xmalloc(BATCH * sizeof(*s->walk_keys));
 		/* Room for a batch of walked stacks, or of the larger Python stacks. */
 		s->walk_ips = xmalloc(BATCH * sizeof(struct py_stack));
 	}
 
-	err = load_retrying(s, cfg, &opts, cfg->cfi_unwind);
-	if (err && err != -EAGAIN && cfg->cfi_unwind) {
+	err = load_retrying(s, cfg, &opts, cfg->bpf.cfi_unwind);
+	if (err && err != -EAGAIN && cfg->bpf.cfi_unwind) {
 		/* Without the walk it may load: then the walk is what this kernel lacks. */
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;

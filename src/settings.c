@@ -23,12 +23,12 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	cfg->pids = o->pids;
 	cfg->npids = o->npids;
 	cfg->cgroup_fd = cgroup_fd;
-	cfg->include_idle = o->idle;
+	cfg->bpf.include_idle = o->idle;
 	cfg->cpu_samples = !o->off_cpu;
 	cfg->off_cpu = o->off_cpu || o->wall;
-	cfg->min_block_ns = (uint64_t)o->min_block_us * 1000;
-	cfg->kernel_stacks = !o->user_only;
-	cfg->user_stacks = !o->kernel_only;
+	cfg->bpf.min_block_ns = (uint64_t)o->min_block_us * 1000;
+	cfg->bpf.kernel_stacks = !o->user_only;
+	cfg->bpf.user_stacks = !o->kernel_only;
 	cfg->stack_storage_size = o->stack_storage_size;
 	cfg->max_stacks = o->max_stacks;
 	/* The kernel wants at least a page. */
@@ -36,13 +36,13 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	if (cfg->ring_buffer_bytes < page_size)
 		cfg->ring_buffer_bytes = page_size;
 	cfg->btf_path = o->btf;
-	cfg->dwarf_unwind = o->dwarf_unwind;
+	cfg->bpf.dwarf_unwind = o->dwarf_unwind;
 	/* No user stacks, nothing to walk. */
-	cfg->cfi_unwind = o->cfi_unwind && !o->kernel_only;
+	cfg->bpf.cfi_unwind = o->cfi_unwind && !o->kernel_only;
 	/* Python frames are read by the CFI walk only. */
-	cfg->python_frames = cfg->cfi_unwind && !o->no_python;
+	cfg->bpf.python_frames = cfg->bpf.cfi_unwind && !o->no_python;
 	cfg->unwind_rows = UNWIND_ROWS;
-	cfg->stack_copy_bytes = o->stack_size;
+	cfg->bpf.stack_copy_bytes = o->stack_size;
 }
 
 void settings_from_options(struct settings *s, const struct options *o, int cgroup_fd,

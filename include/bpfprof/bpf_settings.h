@@ -3,9 +3,11 @@
  * The BPF program's settings, fixed before it loads: its .rodata, which the
  * verifier reads as constants, so a setting that is off costs nothing at a
  * sample (the code it guards is dropped). The program reads them as
- * `settings` (bpf/settings.bpf.h); userspace fills them in one place
- * (src/sampler.c: bpf_settings_of). A new setting is a field here and the
- * line there that fills it. Compiled by both sides: a flag is a __u8.
+ * `settings` (bpf/settings.bpf.h); userspace derives those an option sets
+ * in settings.c (struct sampler_config's bpf) and the sampler adds what
+ * only it knows (src/sampler.c: bpf_settings_of). A new option the program
+ * reads is a field here and its line in settings.c. Compiled by both
+ * sides: a flag is a __u8.
  */
 #ifndef BPFPROF_BPF_SETTINGS_H
 #define BPFPROF_BPF_SETTINGS_H

@@ -9,17 +9,16 @@
  * long options and short string, and the dispatch all come from it; what
  * the options mean for a run is settings_from_options()'s (settings.h).
  * Adding an option takes:
- *   1. its field here in struct options;
- *   2. its row in options_table[] (src/cli.c), and a line in
- *      check_combinations() or check_agent_options() if it only makes sense
- *      with other options;
- *   3. if it changes what the run does: its line in settings_from_options()
- *      (src/settings.c); if it reaches the BPF program, also its
- *      sampler_config field (sampler.h), the rodata assignment (sampler.c)
- *      and the rodata variable (bpf/);
- *   4. its entry in the man page's OPTIONS (src/bpfprof.8), and in the
- *      README's option table while tests/e2e/cli.sh compares that too;
- *   5. its checks in tests/unit/test_options.c: the values it takes and
+ *   1. its field here in struct options, and its row in options_table[]
+ *      (src/cli.c), with a line in check_combinations() or
+ *      check_agent_options() if it only makes sense with other options;
+ *   2. if it changes what the run does, its line in settings_from_options()
+ *      (src/settings.c); if the BPF program reads it, that line fills a
+ *      field of struct bpf_settings (include/bpfprof/bpf_settings.h), the
+ *      program's rodata, which bpf/ reads as settings.NAME;
+ *   3. its entry in the man page's OPTIONS (src/bpfprof.8), the option
+ *      reference;
+ *   4. its checks in tests/unit/test_options.c: the values it takes and
  *      refuses (each message word for word), what settings makes of it.
  * test_option_spellings fails until the table, --help and the man page
  * name the same options.

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "bpfprof/bpf_settings.h"
 #include "bpfprof/procs.h"
 #include "bpfprof/sample.h"
 #include "bpfprof/unwind.h"
@@ -64,6 +65,12 @@ struct raw_sample {
 typedef void sample_fn(void *ctx, const struct raw_sample *s);
 
 struct sampler_config {
+	/*
+	 * The program's settings as the options ask (settings.c): the sampler
+	 * adds the filters' flags and what this kernel allows (the walk may be
+	 * off where it cannot load).
+	 */
+	struct bpf_settings bpf;
 	uint32_t frequency;
 	const int *cpus;
 	size_t ncpus;
@@ -72,15 +79,9 @@ struct sampler_config {
 	const uint32_t *pids;	/* -t */
 	size_t npids;
 	int cgroup_fd;		/* --cgroup directory, or -1 */
-	bool include_idle, kernel_stacks, user_stacks;
 	bool cpu_samples;	/* a CPU-clock event per CPU at frequency */
 	bool off_cpu;		/* follow threads as they leave the CPU and come back */
-	uint64_t min_block_ns;	/* off-CPU times shorter than this are not counted */
-	bool dwarf_unwind;	/* copy registers and stack for userspace to unwind */
-	bool cfi_unwind;	/* walk user stacks in the program with unwind tables */
-	bool python_frames;	/* and read Python processes' frames (with cfi_unwind only) */
 	uint32_t unwind_rows;	/* room for this many table rows (cfi_unwind) */
-	uint32_t stack_copy_bytes;	/* a multiple of BPFPROF_STACK_CHUNK */
 	uint32_t stack_storage_size, max_stacks;
 	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
 	const char *btf_path;	/* NULL: the kernel's own */

@@ -479,10 +479,10 @@ static void test_settings_sampler(void)
 	if (settings_of(&s, &o, ARGV(NULL), 4096))
 		CHECK(s.kind == PROFILE_CPU && s.frequency == 99 && s.period_ns == 1000000000ULL / 99 &&
 			      !s.trim_only && c->frequency == 99 && c->cpu_samples && !c->off_cpu &&
-			      c->kernel_stacks && c->user_stacks && c->cfi_unwind && c->python_frames &&
-			      !c->dwarf_unwind && !c->include_idle && c->cgroup_fd == 7 &&
+			      c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.cfi_unwind && c->bpf.python_frames &&
+			      !c->bpf.dwarf_unwind && !c->bpf.include_idle && c->cgroup_fd == 7 &&
 			      c->ring_buffer_bytes == 2048u << 10 && c->unwind_rows == UNWIND_ROWS &&
-			      c->stack_copy_bytes == 16384 && c->stack_storage_size == 16384 &&
+			      c->bpf.stack_copy_bytes == 16384 && c->stack_storage_size == 16384 &&
 			      c->max_stacks == 16384 && c->cpus == o.cpus && c->ncpus == o.ncpus &&
 			      !c->btf_path && !c->on_sample && !c->ctx,
 		      "settings, by default: CPU samples at 99 Hz, CFI walk with Python, 2 MiB ring, "
@@ -490,7 +490,7 @@ static void test_settings_sampler(void)
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-F", "1000", "--off-cpu", "--min-block", "250"), 4096))
 		CHECK(s.kind == PROFILE_OFF_CPU && s.period_ns == 1000000 && !c->cpu_samples && c->off_cpu &&
-			      c->min_block_ns == 250000,
+			      c->bpf.min_block_ns == 250000,
 		      "settings, --off-cpu --min-block 250: no CPU samples, off-CPU time from 250 us");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--wall", "-p", "1"), 4096))
@@ -499,26 +499,26 @@ static void test_settings_sampler(void)
 		      "settings, --wall -p 1: CPU samples and off-CPU time, the process filter");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-K"), 4096))
-		CHECK(!c->user_stacks && c->kernel_stacks && !c->cfi_unwind && !c->python_frames,
+		CHECK(!c->bpf.user_stacks && c->bpf.kernel_stacks && !c->bpf.cfi_unwind && !c->bpf.python_frames,
 		      "settings, -K: no user stacks, so no CFI walk and no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--no-python"), 4096))
-		CHECK(c->cfi_unwind && !c->python_frames, "settings, --no-python: the CFI walk without Python");
+		CHECK(c->bpf.cfi_unwind && !c->bpf.python_frames, "settings, --no-python: the CFI walk without Python");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-U", "-I", "--btf", "/b"), 4096))
-		CHECK(!c->kernel_stacks && c->user_stacks && c->include_idle && !strcmp(c->btf_path, "/b"),
+		CHECK(!c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.include_idle && !strcmp(c->btf_path, "/b"),
 		      "settings, -U -I --btf: user stacks only, the idle task, the BTF file");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "dwarf", "--stack-size", "8192"), 4096))
-		CHECK(c->dwarf_unwind && !c->cfi_unwind && c->ring_buffer_bytes == 65536u << 10 &&
-			      c->stack_copy_bytes == 8192,
+		CHECK(c->bpf.dwarf_unwind && !c->bpf.cfi_unwind && c->ring_buffer_bytes == 65536u << 10 &&
+			      c->bpf.stack_copy_bytes == 8192,
 		      "settings, --unwind dwarf: stacks copied (8192 bytes), a 64 MiB ring");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "dwarf", "--ring-buffer-size", "8"), 4096))
 		CHECK(c->ring_buffer_bytes == 8192, "settings: --ring-buffer-size 8 wins over --unwind dwarf's");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
-		CHECK(!c->cfi_unwind && !c->dwarf_unwind && !c->python_frames,
+		CHECK(!c->bpf.cfi_unwind && !c->bpf.dwarf_unwind && !c->bpf.python_frames,
 		      "settings, --unwind fp: frame pointers only, so no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--ring-buffer-size", "4"), 65536))
