@@ -35,7 +35,7 @@ __u32 active_set = 0;
 		__uint(type, BPF_MAP_TYPE_HASH);			\
 		__type(key, struct sample_key);				\
 		__type(value, __u64);					\
-		__uint(max_entries, 16384);				\
+		__uint(max_entries, BPFPROF_COUNTS_KEYS);		\
 	} name SEC(".maps")
 
 STACK_MAP(stacks0);
@@ -63,6 +63,13 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, 65536);
 } proc_gen SEC(".maps");
+
+/*
+ * Keys put into each counts map since userspace last emptied it, and whether
+ * a drain was asked for since (userspace zeroes both).
+ */
+__u32 keys_in_set[2];
+__u32 drain_asked[2];
 
 /* Samples the maps could not take, sent whole; --unwind dwarf's records. */
 struct {
@@ -121,6 +128,24 @@ static __always_inline __s32 stack_id(void *ctx, __u32 set, bool user, struct sa
  * Add value to key's count in the set (a sample: 1; off-CPU time: its
  * nanoseconds); false if the map is full.
  */
+/*
+ * A key new to the set. At half the map userspace is woken to drain before
+ * the period ends: thousands of threads a second, each its own key, would
+ * fill the map and send the rest through the ring buffer, and lose them when
+ * it fills. (Two CPUs may both ask; a second drain of a set is harmless.)
+ */
+static __always_inline void new_key_in(__u32 set)
+{
+	struct drain_soon r = { .kind = RECORD_DRAIN_SOON, .set = set & 1 };
+
+	__sync_fetch_and_add(&keys_in_set[set & 1], 1);
+	if (keys_in_set[set & 1] < BPFPROF_DRAIN_SOON_KEYS || drain_asked[set & 1])
+		return;
+	drain_asked[set & 1] = 1;
+	if (bpf_ringbuf_output(&fallback, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
+		drain_asked[set & 1] = 0;	/* the ring was full: ask again at the next key */
+}
+
 static __always_inline bool count(__u32 set, const struct sample_key *key, __u64 value)
 {
 	void *counts = set ? (void *)&counts1 : (void *)&counts0;
@@ -131,8 +156,10 @@ static __always_inline bool count(__u32 set, const struct sample_key *key, __u64
 		return true;
 	}
 	/* Another CPU may insert the same key between lookup and update. */
-	if (bpf_map_update_elem(counts, key, &value, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(counts, key, &value, BPF_NOEXIST) == 0) {
+		new_key_in(set);
 		return true;
+	}
 	v = bpf_map_lookup_elem(counts, key);
 	if (v) {
 		__sync_fetch_and_add(v, value);

@@ -265,7 +265,7 @@ static int sample_loop(struct session *ss, uint64_t start)
 
 		if (end && now >= end)
 			break;
-		if ((err = drain_due(ss, now, periodic)))
+		if ((err = drain_due(ss, now, periodic || sampler_drain_soon(ss->sampler))))
 			break;
 		if (periodic) {
 			while (next_drain <= now)

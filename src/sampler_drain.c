@@ -404,6 +404,9 @@ int sampler_drain(struct sampler *s)
 	unsigned old = s->active;
 	int err;
 
+	if (s->drain_soon)
+		s->stats.early_drains++;
+	s->drain_soon = false;
 	s->flips++;
 	s->active = s->flips & 1;
 	__atomic_store_n(&s->skel->bss->active_set, s->flips, __ATOMIC_SEQ_CST);
@@ -414,12 +417,20 @@ int sampler_drain(struct sampler *s)
 	ring_buffer__consume(s->rb);
 	if ((err = read_set(s, old)))
 		return err;
+	/* Emptied, and nothing writes to it until the next flip. */
+	s->skel->bss->keys_in_set[old] = 0;
+	s->skel->bss->drain_asked[old] = 0;
 	if ((err = read_stats(s)))
 		return err;
 	/* The active set is still filling; only the old one can be checked. */
 	check_accounting(s, old);
 	forget_stacks_if_full(s, old);
 	return 0;
+}
+
+bool sampler_drain_soon(const struct sampler *s)
+{
+	return s->drain_soon;
 }
 
 int sampler_stop(struct sampler *s)

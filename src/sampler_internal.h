@@ -85,6 +85,7 @@ struct sampler {
 	uint32_t frequency;
 	int *event_fds;		/* [ncpus], opened disabled; -1 once a link owns it */
 	bool stopped;
+	bool drain_soon;	/* the program asked for a drain: a counts map is filling */
 
 	/* Reading a set. */
 	struct set_stacks stacks[2];

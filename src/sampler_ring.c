@@ -53,6 +53,10 @@ int sampler_on_record(void *ctx, void *data, size_t size)
 	const struct fallback_record *r = data;
 	struct raw_sample rs = { 0 };
 
+	if (size >= sizeof(struct drain_soon) && r->head.kind == RECORD_DRAIN_SOON) {
+		s->drain_soon = true;
+		return 0;
+	}
 	if (size >= sizeof(uint32_t) && r->head.kind == RECORD_DWARF) {
 		if (size >= offsetof(struct dwarf_record, stack))
 			on_dwarf_record(s, data, size);

@@ -157,9 +157,10 @@ void summarize(const struct options *o, const struct profile *p, const struct sa
 	}
 	nproc = count_distinct_u32(pids, n) + p->exited_pids;
 	nthreads = count_distinct_u32(tids, n) + p->exited_tids;
-	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains\n",
+	fprintf(stderr, "bpfprof: %llu processes, %llu threads, %u distinct stacks, %llu drains "
+		"(%llu early: a counts map was half full)\n",
 		(unsigned long long)nproc, (unsigned long long)nthreads, p->nr_stacks,
-		(unsigned long long)st->drains);
+		(unsigned long long)st->drains, (unsigned long long)st->early_drains);
 	if (st->walking)
 		summarize_walks(st, f);
 	runtimes_summarize(st, f);

@@ -75,6 +75,16 @@ enum record_kind {
 	RECORD_FALLBACK = 1,	/* struct fallback_record */
 	RECORD_DWARF = 2,	/* struct dwarf_record */
 	RECORD_OFF_CPU = 3,	/* struct fallback_record: off-CPU time whose stacks' set was drained */
+	RECORD_DRAIN_SOON = 4,	/* struct drain_soon: a counts map is filling, drain before the period ends */
+};
+
+/* Half a counts map's keys new since its last drain: drain now, not at the period's end. */
+#define BPFPROF_COUNTS_KEYS 16384
+#define BPFPROF_DRAIN_SOON_KEYS (BPFPROF_COUNTS_KEYS / 2)
+
+struct drain_soon {
+	__u32 kind;		/* RECORD_DRAIN_SOON */
+	__u32 set;		/* the set filling */
 };
 
 /* What every ring buffer record starts with: whose sample it is. */

@@ -110,6 +110,7 @@ struct sampler_stats {
 	uint64_t received;		/* ring buffer records read */
 	uint64_t received_off_ns;	/* off-CPU nanoseconds sent whole and read */
 	uint64_t drains;
+	uint64_t early_drains;		/* of them, asked for by a counts map half full */
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	bool walking;			/* user stacks were walked with unwind tables */
 	bool python;			/* Python processes' frames were read */
@@ -128,6 +129,8 @@ int sampler_start(struct sampler *s);
 int sampler_poll(struct sampler *s, int timeout_ms);
 /* Flips the map set and hands out what the old one holds. */
 int sampler_drain(struct sampler *s);
+/* A counts map is half full since its last drain: drain now, before the period ends. */
+bool sampler_drain_soon(const struct sampler *s);
 /* Detaches every perf event, then hands out everything left. */
 int sampler_stop(struct sampler *s);
 /* Statistics as of the last drain; out->recorded_per_cpu is a copy. */
