@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the BPF program's LuaJIT frame walk (bpf/luajit.bpf.h) and
+ * userspace (src/runtime/luajit*.c) agree on: where a LuaJIT 2.1 build
+ * (GC64, x86-64) keeps its VM code and global state, which files hold one,
+ * and how a sample's Lua frames are recorded. Compiled by both sides.
+ *
+ * A sample's Lua frames travel as a Python stack does (struct py_stack,
+ * py_frames.h), with stack.runtime RUNTIME_LUAJIT, in these terms:
+ *   frame.code        the function's GCproto address (Lua functions), or 0
+ *                     with LUA_FRAME_BUILTIN in instr (a fast function);
+ *   frame.instr       the bytecode position (instructions from the
+ *                     prototype's first; LUA_NO_PC: not known), or the fast
+ *                     function's id; | PY_FRAME_ENTRY on the first frame one
+ *                     entry into the VM ran (its caller is C), as Python's
+ *                     eval calls; | LUA_FRAME_CALLED when the frame below
+ *                     called this one from Lua (its call site names it);
+ *   frame.firstlineno the prototype's first line, read with it (a freed
+ *                     and reused address reads another).
+ *   stack.state       enum lua_vm_state of the sample.
+ */
+#ifndef BPFPROF_LUA_FRAMES_H
+#define BPFPROF_LUA_FRAMES_H
+
+#include "bpfprof/unwind_row.h"
+
+/* A file holding a LuaJIT VM (libluajit-5.1.so, a luajit executable, or a host linking it in). */
+struct luajit_file {
+	/* Addresses less the code's (vaddr - offset), as python_file's. */
+	__u64 vm_begin_rel;		/* the VM's code: lj_vm_asm_begin .. lj_vm_ffi_call's end */
+	__u64 vm_end_rel;
+	__u32 known;			/* 0: a LuaJIT build bpfprof cannot read (native frames only) */
+	__u16 dispatch_to_g;		/* global_State = r14 (DISPATCH) - this, in the VM and traces */
+	__u16 g_j;			/* jit_State's offset in global_State (GG_State.J - GG_State.g) */
+	__u16 flavour;			/* enum luajit_flavour */
+	__u16 reserved[3];
+};
+
+enum luajit_flavour {
+	LUAJIT_UPSTREAM = 1,		/* LuaJIT/LuaJIT v2.1 */
+	LUAJIT_OPENRESTY = 2,		/* openresty/luajit2 (lua_getexdata exported) */
+};
+
+/* Offsets the same in every supported 2.1 build (GC64, x86-64). */
+#define LJ_G_VMSTATE	0xb8		/* global_State.vmstate: int32 ~LJ_VMST_* or a trace number */
+#define LJ_G_MAINTHREAD	0xc0		/* global_State.mainthref */
+#define LJ_G_CUR_L	0x170		/* global_State.cur_L */
+#define LJ_G_JIT_BASE	0x178		/* global_State.jit_base */
+#define LJ_J_TRACE	0x180		/* jit_State.trace: GCRef[] by trace number */
+#define LJ_J_SIZETRACE	0x18c		/* jit_State.sizetrace */
+#define LJ_L_GLREF	0x10		/* lua_State.glref */
+#define LJ_L_BASE	0x20
+#define LJ_L_STACK	0x38
+#define LJ_L_CFRAME	0x50
+#define LJ_L_STACKSIZE	0x58		/* in slots */
+#define LJ_FN_FFID	0x0a		/* GCfunc.ffid: 0 Lua, 1 C, more a fast function */
+#define LJ_FN_PC	0x20		/* GCfuncL.pc: the prototype's bytecode (proto + LJ_PROTO_SIZE) */
+#define LJ_FN_F		0x28		/* GCfuncC.f */
+#define LJ_PROTO_SIZE	0x68		/* sizeof(GCproto): the bytecode follows it */
+#define LJ_PROTO_SIZEBC	0x0c
+#define LJ_PROTO_CHUNKNAME 0x40
+#define LJ_PROTO_FIRSTLINE 0x48
+#define LJ_PROTO_NUMLINE 0x4c
+#define LJ_PROTO_LINEINFO 0x50
+#define LJ_TRACE_STARTPT 0x40		/* GCtrace.startpt */
+#define LJ_TRACE_STARTPC 0x48
+#define LJ_TRACE_SZMCODE 0x54
+#define LJ_TRACE_MCODE	0x58
+#define LJ_TRACE_SPADJUST 0x66		/* uint16: the trace's stack adjustment below the VM's frame */
+#define LJ_CFRAME_SIZE	0x50		/* the VM's C frame */
+#define LJ_CFRAME_SIZE_JIT 0x60		/* and in a trace, before its spadjust */
+#define LJ_CFRAME_L	0x10		/* SAVE_L */
+#define LJ_CFRAME_PC	0x18		/* SAVE_PC */
+#define LJ_CFRAME_PREV	0x20		/* SAVE_CFRAME */
+#define LJ_CFRAME_RET	0x48		/* the VM's return address into C */
+#define LJ_GCPTR_MASK	0x7fffffffffffull
+#define LJ_ITYPE_FUNC	0xfffffff7u	/* a TValue's tag (u64 >> 47) for a function */
+
+/* In py_frame.instr of a Lua frame. */
+#define LUA_FRAME_BUILTIN 0x40000000u	/* a fast function: the low bits are its id */
+#define LUA_FRAME_CALLED  0x20000000u	/* called from the Lua frame below (by a call instruction) */
+#define LUA_FRAME_POS_MASK 0x00ffffffu
+#define LUA_NO_PC         0x00ffffffu
+
+/* What the VM was doing at the sample: py_stack.state of a LuaJIT stack. */
+enum lua_vm_state {
+	LUA_VM_INTERP = 0,		/* interpreting bytecode */
+	LUA_VM_TRACE,			/* running a compiled trace */
+	LUA_VM_C,			/* in a C function (C API, or FFI from a trace) */
+	LUA_VM_GC,			/* collecting garbage */
+	LUA_VM_EXIT,			/* leaving a trace */
+	LUA_VM_RECORD,			/* recording a trace */
+	LUA_VM_OPT,			/* optimising it */
+	LUA_VM_ASM,			/* assembling it */
+	LUA_VM_STATE_MAX
+};
+
+/* A LuaJIT process: its file's layout, where its VM code is, its global state once found. */
+struct luajit_process {
+	__u64 vm_begin, vm_end;		/* the VM's code in the process */
+	__u32 gen;			/* the process's generation it holds for */
+	__u32 known;
+	__u16 dispatch_to_g, g_j;
+	__u32 reserved;
+};
+
+#endif
