@@ -256,6 +256,8 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 	w->stack.n = 0;
 	bpf_loop(PY_MAX_FRAMES * 2, py_walk_step, NULL, 0);
 	w->stack.end = w->end;
+	w->stack.runtime = RUNTIME_PYTHON;
+	w->stack.state = 0;
 	if (!w->stack.n) {
 		st->v[STAT_PY_NO_FRAME]++;
 		return;
@@ -264,9 +266,13 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 	key->py_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
 }
 
-/* The walked Python stack into the active set's pystacks, and to userspace if new there. */
-static __always_inline void store_python(__u32 set, const struct sample_key *key,
-					 struct sample_stats *st, int *cause)
+/*
+ * The interpreter stack walked (py_scratch's: Python's, or another
+ * runtime's in its shape) into the active set's pystacks, and to userspace
+ * through the runtime's ring notices if new there.
+ */
+static __always_inline void store_interp_stack(__u32 set, const struct sample_key *key,
+					       struct sample_stats *st, int *cause, void *notices)
 {
 	void *pystacks = set ? (void *)&pystacks1 : (void *)&pystacks0;
 	struct py_notice *notice;
@@ -287,7 +293,7 @@ static __always_inline void store_python(__u32 set, const struct sample_key *key
 		}
 		return;
 	}
-	notice = bpf_ringbuf_reserve(&py_notices, sizeof(*notice), 0);
+	notice = bpf_ringbuf_reserve(notices, sizeof(*notice), 0);
 	if (!notice) {
 		st->v[STAT_PY_NOTICES_LOST]++;
 		return;
@@ -300,8 +306,8 @@ static __always_inline void store_python(__u32 set, const struct sample_key *key
 		return;
 	}
 	/* Read every 20 ms anyway: woken early only when the ring fills. */
-	bpf_ringbuf_submit(notice, bpf_ringbuf_query(&py_notices, BPF_RB_AVAIL_DATA) >=
-				   bpf_ringbuf_query(&py_notices, BPF_RB_RING_SIZE) / 4 ?
+	bpf_ringbuf_submit(notice, bpf_ringbuf_query(notices, BPF_RB_AVAIL_DATA) >=
+				   bpf_ringbuf_query(notices, BPF_RB_RING_SIZE) / 4 ?
 				   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
@@ -328,7 +334,7 @@ __noinline int python_sample(struct sample_key *key, __u32 set, struct sample_st
 	if (!key || !st)
 		return -1;
 	walk_python(key, st);
-	store_python(set & 1, key, st, &cause);
+	store_interp_stack(set & 1, key, st, &cause, &py_notices);
 	return cause;
 }
 

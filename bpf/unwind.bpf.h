@@ -95,6 +95,7 @@ struct walk {
 	/* The mapping the last pc was in, and its file's rows (nr 0: none). */
 	__u64 map_start, map_end, map_offset;
 	__u32 rows_first, rows_nr;
+	struct jit_frame jit;	/* a runtime's generated code the sample is in (runtimes.bpf.h) */
 };
 
 /*
@@ -422,6 +423,15 @@ static long walk_step(__u32 i, void *unused)
 			return walk_end(w, WALK_FAULT);
 		break;
 	default:
+		if (w->pc >= w->jit.lo && w->pc < w->jit.hi) {
+			/* A trace's code: stepped over to the VM's C frame, recorded as the VM. */
+			cfa = sp + w->jit.sp_skip;
+			ra = w->jit.vm_pc;
+			w->jit.hi = 0;
+			w->pc_exact = false;
+			w->how |= WALK_BY_CFI;
+			goto record;
+		}
 		/* Frame pointers: rbp points at the saved rbp, the return address above it. */
 		w->how |= WALK_BY_FP;
 		if (!bp)
@@ -464,10 +474,6 @@ record:
 	return 0;
 }
 
-struct user_regs {
-	__u64 ip, sp, bp;
-};
-
 /* In the kernel, a task's user registers are where it entered. */
 static __always_inline bool entry_regs(struct task_struct *task, struct user_regs *regs)
 {
@@ -475,7 +481,10 @@ static __always_inline bool entry_regs(struct task_struct *task, struct user_reg
 
 	return !bpf_probe_read_kernel(&regs->ip, 8, &task_regs->ip) &&
 	       !bpf_probe_read_kernel(&regs->sp, 8, &task_regs->sp) &&
-	       !bpf_probe_read_kernel(&regs->bp, 8, &task_regs->bp);
+	       !bpf_probe_read_kernel(&regs->bp, 8, &task_regs->bp) &&
+	       !bpf_probe_read_kernel(&regs->r14, 8, &task_regs->r14) &&
+	       !bpf_probe_read_kernel(&regs->rbx, 8, &task_regs->bx) &&
+	       !bpf_probe_read_kernel(&regs->rdx, 8, &task_regs->dx);
 }
 
 /* Walks the user stack from regs into out: out->w.n frames, out->w.how how. */
@@ -524,10 +533,14 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 		regs.ip = ctx->regs.ip;
 		regs.sp = ctx->regs.sp;
 		regs.bp = ctx->regs.bp;
+		regs.r14 = ctx->regs.r14;
+		regs.rbx = ctx->regs.bx;
+		regs.rdx = ctx->regs.dx;
 	} else if (!entry_regs(task, &regs)) {
 		return false;
 	}
 	w = &out->w;
+	runtime_before_walk(key, &regs, &w->jit, st);
 	w->tgid = key->tgid;
 	w->gen = key->gen;
 	w->in_syscall = !user_mode;

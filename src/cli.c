@@ -235,6 +235,10 @@ static const struct cli_option options_table[] = {
 	  "leave Python processes' own frames out (read with --unwind\n"
 	  "auto: CPython 3.10 to 3.13); native frames only",
 	  FLAG(no_python) },
+	{ "no-lua", 0, NULL,
+	  "leave LuaJIT processes' own frames out (read with --unwind\n"
+	  "auto: LuaJIT 2.1); native frames only",
+	  FLAG(no_lua) },
 	{ "btf", 0, "FILE", "kernel BTF (default /sys/kernel/btf/vmlinux)", STRING(btf) },
 	{ "verbose", 'v', NULL, "say more on stderr, libbpf's messages included",
 	  .kind = OPTION_COUNT, .field = FIELD(verbose, int) },

@@ -222,6 +222,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.cgroup_id = rs->cgroup_id;
 	s.count = count;
 	s.state = rs->state;
+	if (rs->py.n && rs->py.runtime == RUNTIME_LUAJIT && rs->py.state < LUA_VM_STATE_MAX)
+		s.lua_vm = 1 + rs->py.state;
 	profile_add_sample(c->profile, &s);
 	if (rs->cgroup_id && !profile_cgroup(c->profile, rs->cgroup_id)) {
 		const char *path = cgroups_path(&c->cgroups, rs->cgroup_id);

@@ -265,7 +265,7 @@ static uint64_t sample_hash(const struct prof_sample *s)
 {
 	uint64_t h = hash_mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
 
-	return hash_mix(hash_mix(h, s->comm), s->cgroup_id);
+	return hash_mix(hash_mix(h, s->comm), s->cgroup_id ^ (uint64_t)s->lua_vm << 56);
 }
 
 static bool sample_eq(const void *owner, const void *key, uint32_t idx)
@@ -273,7 +273,7 @@ static bool sample_eq(const void *owner, const void *key, uint32_t idx)
 	const struct prof_sample *a = &((const struct profile *)owner)->samples[idx], *b = key;
 
 	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
-	       a->comm == b->comm && a->cgroup_id == b->cgroup_id;
+	       a->comm == b->comm && a->cgroup_id == b->cgroup_id && a->lua_vm == b->lua_vm;
 }
 
 void profile_add_sample(struct profile *p, const struct prof_sample *s)
@@ -611,7 +611,7 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 		const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
 		strbuf_addstr(sb, profile_str(p, f->name));
-		if (loc->kind == FRAME_PYTHON)
+		if (loc->kind == FRAME_PYTHON || loc->kind == FRAME_LUA)
 			strbuf_addf(sb, " (%s:%u)", python_short_file(profile_str(p, f->filename)),
 				    f->start_line);
 		return;

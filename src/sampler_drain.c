@@ -107,7 +107,7 @@ static void keep_python(struct set_stacks *st, uint64_t hash, const void *value)
 		return;
 	ALLOC_GROW(st->py, st->nr_py + 1, st->py_alloc);
 	p = &st->py[st->nr_py];
-	*p = (struct py_slot){ hash, st->nr_py_frames, n, ps->end };
+	*p = (struct py_slot){ hash, st->nr_py_frames, n, ps->end, ps->runtime, ps->state };
 	ALLOC_GROW(st->py_frames, st->nr_py_frames + n, st->py_frames_alloc);
 	memcpy(st->py_frames + st->nr_py_frames, ps->frames, n * sizeof(*ps->frames));
 	st->nr_py_frames += n;
@@ -180,7 +180,7 @@ static int read_walked(struct sampler *s, unsigned set)
 	empty_hashed(st);
 	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
-	if (!err && s->python)
+	if (!err && (s->python || s->luajit))
 		err = take_stacks(s, set,
 				  bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks0),
 				  sizeof(struct py_stack), keep_python);
@@ -272,6 +272,8 @@ static int read_set(struct sampler *s, unsigned set)
 				rs.py.frames = st->py_frames + py->first;
 				rs.py.n = py->n;
 				rs.py.end = py->end;
+				rs.py.runtime = py->runtime;
+				rs.py.state = py->state;
 			}
 			rs.count = s->values[i];
 			rs.state = k->state < STATE_MAX ? k->state : STATE_SLEEPING;

@@ -52,7 +52,9 @@ struct set_stacks {
 	/* The Python stacks of the set's last drain, by hash, their frames in py_frames. */
 	struct py_slot {
 		uint64_t hash;
-		uint32_t first, n, end;
+		uint32_t first, n;
+		uint8_t end, runtime;
+		uint16_t state;
 	} *py;
 	uint32_t nr_py, py_alloc;
 	struct itab py_index;
@@ -80,6 +82,7 @@ struct sampler {
 	bool off_cpu;		/* on_switch attached at the start */
 	bool walking;		/* --unwind auto */
 	bool python;		/* and Python frames with it */
+	bool luajit;		/* and LuaJIT frames */
 	const int *cpus;	/* the config's: perf events on these, at this frequency */
 	size_t ncpus;
 	uint32_t frequency;

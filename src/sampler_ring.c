@@ -85,6 +85,8 @@ int sampler_on_record(void *ctx, void *data, size_t size)
 	rs.py.frames = r->py.frames;
 	rs.py.n = r->py.n < PY_MAX_FRAMES ? r->py.n : PY_MAX_FRAMES;
 	rs.py.end = r->py.end;
+	rs.py.runtime = r->py.runtime;
+	rs.py.state = r->py.state;
 	s->on_sample(s->ctx, &rs);
 	return 0;
 }

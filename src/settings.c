@@ -41,6 +41,7 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	cfg->bpf.cfi_unwind = o->cfi_unwind && !o->kernel_only;
 	/* Python frames are read by the CFI walk only. */
 	cfg->bpf.python_frames = cfg->bpf.cfi_unwind && !o->no_python;
+	cfg->bpf.luajit_frames = cfg->bpf.cfi_unwind && !o->no_lua;
 	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->bpf.stack_copy_bytes = o->stack_size;
 }

@@ -63,6 +63,7 @@ struct options {
 	bool dwarf_unwind;		/* --unwind dwarf */
 	bool cfi_unwind;		/* --unwind auto (the default): tables in the kernel */
 	bool no_python;			/* --no-python: no Python frames */
+	bool no_lua;			/* --no-lua: no LuaJIT frames */
 	bool off_cpu;			/* --off-cpu: off-CPU time, no CPU samples */
 	bool wall;			/* --wall: CPU samples and off-CPU time in one unit */
 	uint32_t min_block_us;		/* --min-block */

@@ -79,6 +79,7 @@ enum luajit_flavour {
 /* In py_frame.instr of a Lua frame. */
 #define LUA_FRAME_BUILTIN 0x40000000u	/* a fast function: the low bits are its id */
 #define LUA_FRAME_CALLED  0x20000000u	/* called from the Lua frame below (by a call instruction) */
+#define LUA_FRAME_CFUNC   0x10000000u	/* a C function (code: its address): its native frames show it */
 #define LUA_FRAME_POS_MASK 0x00ffffffu
 #define LUA_NO_PC         0x00ffffffu
 

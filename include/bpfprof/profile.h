@@ -31,6 +31,7 @@ enum frame_kind {
 	FRAME_JIT,
 	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
 	FRAME_PYTHON,		/* a Python function (mapping 0; address made of function and line) */
+	FRAME_LUA,		/* a Lua function (LuaJIT's), made as a Python function's */
 };
 
 struct prof_mapping {
@@ -78,6 +79,7 @@ struct prof_sample {
 	uint64_t cgroup_id;
 	uint64_t count;		/* in the profile's unit (profile_kind) */
 	uint8_t state;		/* < PROF_STATES: running (0), or why off the CPU */
+	uint8_t lua_vm;		/* LuaJIT's VM state: 1 + enum lua_vm_state; 0: not LuaJIT's */
 };
 
 /* A cgroup v2 id (the directory's inode) and its path under the cgroup v2 mount. */

@@ -100,10 +100,22 @@ enum py_walk_end {
 	PY_WALK_END_MAX
 };
 
-/* A sample's Python frames, newest first; stored by a hash of them, as walked native stacks. */
+/* Which interpreter a stack of frames is of: py_stack.runtime. */
+enum runtime_kind {
+	RUNTIME_PYTHON = 0,
+	RUNTIME_LUAJIT = 1,		/* frames as lua_frames.h says */
+};
+
+/*
+ * A sample's interpreter frames, newest first; stored by a hash of them, as
+ * walked native stacks. Python's, or another runtime's in the same shape
+ * (runtime says whose).
+ */
 struct py_stack {
 	__u32 n;			/* frames */
-	__u32 end;			/* enum py_walk_end */
+	__u8 end;			/* enum py_walk_end */
+	__u8 runtime;			/* enum runtime_kind */
+	__u16 state;			/* the runtime's: LuaJIT's enum lua_vm_state */
 	struct py_frame frames[PY_MAX_FRAMES];
 };
 

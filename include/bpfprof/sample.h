@@ -7,6 +7,7 @@
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
+#include "bpfprof/lua_frames.h"
 #include "bpfprof/py_frames.h"
 #include "bpfprof/unwind_row.h"
 
@@ -178,8 +179,16 @@ enum stat_index {
 	STAT_PY_END,		/* walks that found frames, by how they ended (enum py_walk_end) */
 	STAT_PYSTACKS_FULL = STAT_PY_END + PY_WALK_END_MAX,	/* a pystacks map had no room */
 	STAT_PY_NOTICES_LOST,	/* a new Python stack not sent at once: its ring buffer was full */
+	/* LuaJIT (luajit.bpf.h): recorded samples of LuaJIT processes, and what their walk found */
+	STAT_LUA_SAMPLES,
+	STAT_LUA_UNKNOWN_BUILD,	/* a LuaJIT whose layout bpfprof cannot read */
+	STAT_LUA_NO_STATE,	/* its global state not found yet (no sample in the VM so far) */
+	STAT_LUA_NOT_RUNNING,	/* the thread runs no Lua (outside every call into the VM) */
+	STAT_LUA_NO_FRAME,	/* walked, no frame found */
+	STAT_LUA_STATE,		/* walks by what the VM was doing (enum lua_vm_state) */
+	STAT_LUA_END = STAT_LUA_STATE + LUA_VM_STATE_MAX,	/* walks that found frames, by their end */
 	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
-	STAT_OFF_SWITCHES,	/* a followed thread left the CPU: its stacks recorded */
+	STAT_OFF_SWITCHES = STAT_LUA_END + PY_WALK_END_MAX,	/* a followed thread left the CPU: its stacks recorded */
 	STAT_OFF_NO_ROOM,	/* ... but no task storage could be had for it: not followed */
 	STAT_OFF_SHORT,		/* back within --min-block: not counted */
 	STAT_OFF_COUNTED_SET0,	/* blocks counted in counts0 */

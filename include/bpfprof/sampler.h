@@ -47,6 +47,8 @@ struct raw_python {
 	const struct py_frame *frames;	/* borrowed */
 	uint32_t n;			/* 0: none */
 	uint32_t end;			/* enum py_walk_end */
+	uint32_t runtime;		/* enum runtime_kind: whose frames */
+	uint32_t state;			/* the runtime's state at the sample (py_stack.state) */
 };
 
 struct raw_sample {
@@ -101,6 +103,15 @@ struct python_stats {
 	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
 };
 
+struct luajit_stats {
+	uint32_t files, unknown_files;	/* files holding a LuaJIT VM; of them, of a layout not read */
+	uint64_t protos, proto_errors;	/* prototypes named; not readable (freed, bad, gone) */
+	uint64_t names;			/* call sites that named the function they call */
+	uint64_t merged;		/* samples whose Lua frames were merged with native ones */
+	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
+	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Lua frames left out */
+};
+
 struct sampler_stats {
 	uint64_t total[STAT_MAX];	/* summed over CPUs */
 	uint64_t *recorded_per_cpu;	/* [possible CPUs]: user + kernel mode samples */
@@ -114,6 +125,7 @@ struct sampler_stats {
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	bool walking;			/* user stacks were walked with unwind tables */
 	bool python;			/* Python processes' frames were read */
+	bool luajit;			/* LuaJIT processes' frames were read */
 };
 
 struct sampler;
@@ -152,6 +164,9 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
  * (struct py_notice); -1s when Python frames are not read.
  */
 void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
+			 int *notices_fd);
+/* The same for LuaJIT: luajit_files, luajit_procs, the mappings, lua_notices; -1s when off. */
+void sampler_luajit_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
 			 int *notices_fd);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);

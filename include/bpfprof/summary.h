@@ -26,6 +26,7 @@ struct run_figures {
 		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
 	} tables;
 	struct python_stats py;
+	struct luajit_stats lua;
 	bool pushed;				/* --push: how it went */
 	struct push_stats push;
 };

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfprof/lua_frames.h"
 #include "bpfprof/output.h"
 #include "bpfprof/pb.h"
 
@@ -80,7 +81,9 @@ enum {
 	S_WALL,
 	S_STATE,
 	S_STATE_NAMES,		/* thread_state_name() of each enum thread_state, in order */
-	S_COMMAND_LINE = S_STATE_NAMES + PROF_STATES,
+	S_LUA_VM = S_STATE_NAMES + PROF_STATES,
+	S_LUA_VM_NAMES,		/* lua_vm_names[], by enum lua_vm_state */
+	S_COMMAND_LINE = S_LUA_VM_NAMES + LUA_VM_STATE_MAX,
 	S_COUNT_OF_EXTRA
 };
 
@@ -96,6 +99,14 @@ static const char *const extra_strings[] = {
 	[S_OFF_CPU] = "off_cpu",
 	[S_WALL] = "wall",
 	[S_STATE] = "state",
+	[S_LUA_VM] = "lua_vm",
+};
+
+/* The label lua_vm's values: what LuaJIT's VM was doing at the sample. */
+static const char *const lua_vm_names[LUA_VM_STATE_MAX] = {
+	[LUA_VM_INTERP] = "interp", [LUA_VM_TRACE] = "trace", [LUA_VM_C] = "c",
+	[LUA_VM_GC] = "gc", [LUA_VM_EXIT] = "exit", [LUA_VM_RECORD] = "record",
+	[LUA_VM_OPT] = "opt", [LUA_VM_ASM] = "asm",
 };
 
 struct pprof_writer {
@@ -183,6 +194,8 @@ static void emit_samples(struct pprof_writer *w)
 			add_str_label(w, S_CGROUP, cgroup);
 		if (p->kind != PROFILE_CPU && s->state < PROF_STATES)
 			add_str_label(w, S_STATE, extra(w, S_STATE_NAMES + s->state));
+		if (s->lua_vm && s->lua_vm <= LUA_VM_STATE_MAX)
+			add_str_label(w, S_LUA_VM, extra(w, S_LUA_VM_NAMES + s->lua_vm - 1));
 		emit(w, PROFILE_SAMPLE);
 	}
 }
@@ -270,7 +283,9 @@ static void emit_strings(struct pprof_writer *w)
 		pb_reset(&w->field);
 		pb_string(&w->field, PROFILE_STRING_TABLE,
 			  i == S_COMMAND_LINE ? (p->command_line ? p->command_line : "")
-			  : i >= S_STATE_NAMES ? thread_state_name(i - S_STATE_NAMES) : extra_strings[i]);
+			  : i >= S_LUA_VM_NAMES ? lua_vm_names[i - S_LUA_VM_NAMES]
+			  : i >= S_STATE_NAMES && i < S_LUA_VM ? thread_state_name(i - S_STATE_NAMES)
+			  : extra_strings[i]);
 		pb_gzip_write(&w->gz, &w->field);
 	}
 }

@@ -45,6 +45,7 @@ enum svg_kind {
 	K_INLINE,
 	K_SPECIAL,
 	K_PYTHON,
+	K_LUA,
 };
 
 static const char *const kind_names[] = {
@@ -56,6 +57,7 @@ static const char *const kind_names[] = {
 	[K_INLINE] = "inline",
 	[K_SPECIAL] = "special",
 	[K_PYTHON] = "python",
+	[K_LUA] = "lua",
 };
 
 struct node {
@@ -219,7 +221,7 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
  * flamegraph.pl's conventions: user code in warm hues picked by a hash of
  * the name, so a function keeps its colour from graph to graph; the kernel
  * a paler orange, JIT code green, inlined functions aqua, Python functions
- * blue, what bpfprof made up grey.
+ * blue, Lua functions violet, what bpfprof made up grey.
  */
 static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 {
@@ -252,6 +254,11 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 		r = 70 + 70 * v1;
 		g = 110 + 70 * v1;
 		b = 205 + 50 * v2;
+		break;
+	case K_LUA:
+		r = 150 + 50 * v1;
+		g = 90 + 50 * v2;
+		b = 200 + 55 * v1;
 		break;
 	default:
 		r = 205 + 50 * v3;
@@ -366,6 +373,9 @@ static const struct loc_frame *loc_frames(struct graph *g, uint32_t loc, uint32_
 		break;
 	case FRAME_PYTHON:
 		kind = K_PYTHON;
+		break;
+	case FRAME_LUA:
+		kind = K_LUA;
 		break;
 	default:
 		/* An address in no mapping is "[unknown]": nothing to tell, grey. */

@@ -502,7 +502,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i;
 	const struct py_proc *pp;
 
-	if (!py || !rp->n)
+	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
 		return n;
 	/* The namer may be growing this process's code objects: held to the end. */
 	pthread_mutex_lock(&py->lock);

@@ -8,6 +8,7 @@
 /* Every runtime bpfprof knows: adding one is a line here (runtime.h says what else). */
 static const struct runtime_ops *const runtime_list[] = {
 	&python_runtime,
+	&luajit_runtime,
 };
 #define NR_KNOWN (sizeof(runtime_list) / sizeof(runtime_list[0]))
 

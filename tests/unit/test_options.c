@@ -503,7 +503,16 @@ static void test_settings_sampler(void)
 		      "settings, -K: no user stacks, so no CFI walk and no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--no-python"), 4096))
-		CHECK(c->bpf.cfi_unwind && !c->bpf.python_frames, "settings, --no-python: the CFI walk without Python");
+		CHECK(c->bpf.cfi_unwind && !c->bpf.python_frames && c->bpf.luajit_frames,
+		      "settings, --no-python: the CFI walk without Python, with LuaJIT");
+	options_release(&o);
+	if (settings_of(&s, &o, ARGV("--no-lua"), 4096))
+		CHECK(c->bpf.cfi_unwind && c->bpf.python_frames && !c->bpf.luajit_frames,
+		      "settings, --no-lua: the CFI walk with Python, without LuaJIT");
+	options_release(&o);
+	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
+		CHECK(!c->bpf.python_frames && !c->bpf.luajit_frames,
+		      "settings, --unwind fp: no interpreter frames (their processes are found by the walk)");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-U", "-I", "--btf", "/b"), 4096))
 		CHECK(!c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.include_idle && !strcmp(c->btf_path, "/b"),

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * LuaJIT's frames in userspace: which files hold a LuaJIT VM (their layout
+ * told to the BPF program, which walks the frames: bpf/luajit.bpf.h), the
+ * prototypes of every Lua stack named while their process lives, and each
+ * sample's Lua frames put in place of the VM's native frame that ran them.
+ *
+ *   files      a file holding the VM (libluajit-5.1.so, luajit) by the
+ *              kernel's identity of it, and its layout
+ *   processes  per tgid: where its VM's code is, its prototypes and the
+ *              names its call sites give
+ *   locations  (function, line) -> profile location, as Python's
+ *
+ * A Lua function is named as LuaJIT's own debug information names it: by
+ * the call instruction of its caller ("alpha", "M.serve", "M:method"),
+ * "main chunk" for a chunk, "function" where nothing says. The frame is
+ * NAME (FILE:FIRSTLINE), and pprof and callgrind carry the line running.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfprof/luajit_file.h"
+#include "bpfprof/luajit_proto.h"
+#include "bpfprof/python_code.h"
+#include "bpfprof/runtime.h"
+#include "bpfprof/util.h"
+
+/* A prototype of a process, as read (or not) when a stack first showed it. */
+struct lj_proto {
+	uint64_t addr;
+	uint32_t firstline;	/* as the program read it: a reused address differs */
+	bool ok;
+	struct lua_proto_info info;
+};
+
+/* What the call instruction at pos of prototype caller names the function it calls. */
+struct lj_call {
+	uint64_t caller;
+	uint32_t pos;
+	char *name;		/* NULL: it does not say */
+};
+
+struct lj_proc {
+	uint32_t tgid, gen;
+	bool known;		/* bpf holds the program's view of it */
+	bool gone;		/* found exited at the last drain: forgotten at the next */
+	struct luajit_process bpf;
+	struct lj_proto *protos;
+	uint32_t nr_protos, protos_alloc;
+	struct itab proto_index;
+	struct lj_call *calls;
+	uint32_t nr_calls, calls_alloc;
+	struct itab call_index;
+};
+
+/* As Python's namer (python.c): new stacks named every NAMER_MS, beside the drains. */
+#define NAMER_MS 5
+
+struct luajit {
+	int files_fd, procs_fd, maps_fd;
+	struct ring_buffer *notices;
+	pthread_t namer;
+	bool namer_running;
+	bool stopping;
+	pthread_mutex_t lock;	/* guards everything below */
+	uint32_t (*gen)(void *ctx, uint32_t tgid);
+	void *ctx;
+	struct lj_file {
+		struct unwind_file_key key;
+		struct luajit_file f;
+	} *files;
+	uint32_t nr_files, files_alloc;
+	struct itab file_index;
+	struct lj_proc **procs;
+	uint32_t nr_procs, procs_alloc;
+	struct itab proc_index;
+	struct luajit_stats stats;
+};
+
+/* Processes ------------------------------------------------------------------ */
+
+static bool proc_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct luajit *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
+}
+
+static void free_proc(struct lj_proc *pp)
+{
+	uint32_t i;
+
+	for (i = 0; i < pp->nr_protos; i++)
+		luajit_proto_release(&pp->protos[i].info);
+	for (i = 0; i < pp->nr_calls; i++)
+		free(pp->calls[i].name);
+	free(pp->protos);
+	free(pp->calls);
+	itab_release(&pp->proto_index);
+	itab_release(&pp->call_index);
+	free(pp);
+}
+
+static void index_procs(struct luajit *lj)
+{
+	uint32_t i;
+
+	itab_release(&lj->proc_index);
+	for (i = 0; i < lj->nr_procs; i++)
+		itab_insert(&lj->proc_index, hash_u64(lj->procs[i]->tgid), i);
+}
+
+static struct lj_proc *find_proc(const struct luajit *lj, uint32_t tgid)
+{
+	uint32_t idx = itab_find(&lj->proc_index, hash_u64(tgid), proc_eq, lj, &tgid);
+
+	return idx == ITAB_NONE ? NULL : lj->procs[idx];
+}
+
+/* The process's state, for its generation gen (made anew at an exec). */
+static struct lj_proc *get_proc(struct luajit *lj, uint32_t tgid, uint32_t gen)
+{
+	uint32_t idx = itab_find(&lj->proc_index, hash_u64(tgid), proc_eq, lj, &tgid);
+	struct lj_proc *pp;
+
+	if (idx != ITAB_NONE && lj->procs[idx]->gen == gen)
+		return lj->procs[idx];
+	pp = xcalloc(1, sizeof(*pp));
+	pp->tgid = tgid;
+	pp->gen = gen;
+	pp->known = !bpf_map_lookup_elem(lj->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
+	if (idx != ITAB_NONE) {
+		free_proc(lj->procs[idx]);
+		lj->procs[idx] = pp;
+		return pp;
+	}
+	ALLOC_GROW(lj->procs, lj->nr_procs + 1, lj->procs_alloc);
+	lj->procs[lj->nr_procs] = pp;
+	itab_insert(&lj->proc_index, hash_u64(tgid), lj->nr_procs++);
+	return pp;
+}
+
+static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct lj_proc *pp = ctx;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pp->tgid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* Prototypes and call sites ------------------------------------------------------ */
+
+struct proto_key {
+	uint64_t addr;
+	uint32_t firstline;
+};
+
+static bool proto_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct lj_proto *p = &((const struct lj_proc *)owner)->protos[idx];
+	const struct proto_key *k = key;
+
+	return p->addr == k->addr && p->firstline == k->firstline;
+}
+
+static struct lj_proto *find_proto(const struct lj_proc *pp, uint64_t addr, uint32_t firstline)
+{
+	struct proto_key k = { addr, firstline };
+	uint32_t idx = itab_find(&pp->proto_index, hash_mix(addr, firstline), proto_eq, pp, &k);
+
+	return idx == ITAB_NONE ? NULL : &pp->protos[idx];
+}
+
+/* A prototype a stack showed: read once (failures too, so they are not read again). */
+static struct lj_proto *name_proto(struct luajit *lj, struct lj_proc *pp, uint64_t addr,
+				   uint32_t firstline)
+{
+	struct lj_proto *p = find_proto(pp, addr, firstline);
+	int err;
+
+	if (p)
+		return p;
+	ALLOC_GROW(pp->protos, pp->nr_protos + 1, pp->protos_alloc);
+	p = &pp->protos[pp->nr_protos];
+	memset(p, 0, sizeof(*p));
+	p->addr = addr;
+	p->firstline = firstline;
+	err = pp->known ? luajit_proto_read(read_memory, pp, addr, &p->info) : -ENOENT;
+	/* Freed and made again since the sample: another function, not this one. */
+	p->ok = !err && p->info.firstline == firstline;
+	if (p->ok)
+		lj->stats.protos++;
+	else
+		lj->stats.proto_errors++;
+	itab_insert(&pp->proto_index, hash_mix(addr, firstline), pp->nr_protos++);
+	return p;
+}
+
+static bool call_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct lj_call *c = &((const struct lj_proc *)owner)->calls[idx];
+	const struct lj_call *k = key;
+
+	return c->caller == k->caller && c->pos == k->pos;
+}
+
+static const struct lj_call *find_call(const struct lj_proc *pp, uint64_t caller, uint32_t pos)
+{
+	struct lj_call k = { caller, pos, NULL };
+	uint32_t idx = itab_find(&pp->call_index, hash_mix(caller, pos), call_eq, pp, &k);
+
+	return idx == ITAB_NONE ? NULL : &pp->calls[idx];
+}
+
+/* The name the caller's call instruction at pos gives its callee: read once. */
+static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, uint32_t pos)
+{
+	struct lj_call *c;
+
+	if (find_call(pp, caller, pos))
+		return;
+	ALLOC_GROW(pp->calls, pp->nr_calls + 1, pp->calls_alloc);
+	c = &pp->calls[pp->nr_calls];
+	c->caller = caller;
+	c->pos = pos;
+	c->name = NULL;
+	if (pp->known && !luajit_call_name(read_memory, pp, caller, pos, &c->name))
+		lj->stats.names++;
+	itab_insert(&pp->call_index, hash_mix(caller, pos), pp->nr_calls++);
+}
+
+static bool is_lua(const struct py_frame *f)
+{
+	return f->code && !(f->instr & (LUA_FRAME_BUILTIN | LUA_FRAME_CFUNC));
+}
+
+/* A new stack: its prototypes read, and the call sites that name its functions. */
+static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+{
+	struct lj_proc *pp = get_proc(lj, tgid, gen);
+	uint32_t i, n = st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES;
+
+	for (i = 0; i < n; i++) {
+		const struct py_frame *f = &st->frames[i];
+
+		if (!is_lua(f))
+			continue;
+		name_proto(lj, pp, f->code, f->firstlineno);
+		if ((f->instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&st->frames[i + 1]))
+			name_call(lj, pp, st->frames[i + 1].code,
+				  st->frames[i + 1].instr & LUA_FRAME_POS_MASK);
+	}
+}
+
+static int on_notice(void *ctx, void *data, size_t size)
+{
+	const struct py_notice *n = data;
+
+	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && n->stack.runtime == RUNTIME_LUAJIT)
+		stack_seen(ctx, n->tgid, n->gen, &n->stack);
+	return 0;
+}
+
+static void take_notices(struct luajit *lj)
+{
+	pthread_mutex_lock(&lj->lock);
+	ring_buffer__consume(lj->notices);
+	pthread_mutex_unlock(&lj->lock);
+}
+
+static void *namer(void *arg)
+{
+	struct luajit *lj = arg;
+	struct timespec nap = { 0, NAMER_MS * 1000000L };
+
+	while (!__atomic_load_n(&lj->stopping, __ATOMIC_ACQUIRE)) {
+		take_notices(lj);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+/* Files ---------------------------------------------------------------------- */
+
+static uint64_t file_hash(const struct unwind_file_key *k)
+{
+	return hash_mix(k->ino, k->dev);
+}
+
+static bool file_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct unwind_file_key *a = &((const struct luajit *)owner)->files[idx].key, *b = key;
+
+	return a->ino == b->ino && a->dev == b->dev;
+}
+
+static const struct lj_file *find_file(const struct luajit *lj, const struct unwind_file_key *key)
+{
+	uint32_t idx = itab_find(&lj->file_index, file_hash(key), file_eq, lj, key);
+
+	return idx == ITAB_NONE ? NULL : &lj->files[idx];
+}
+
+static struct luajit_process process_of(const struct luajit_file *f, uint64_t start, uint64_t offset,
+					uint32_t gen)
+{
+	struct luajit_process p = { 0 };
+
+	p.vm_begin = start - offset + f->vm_begin_rel;
+	p.vm_end = start - offset + f->vm_end_rel;
+	p.gen = gen;
+	p.known = f->known;
+	p.dispatch_to_g = f->dispatch_to_g;
+	p.g_j = f->g_j;
+	return p;
+}
+
+/* A file just found to hold the VM: the processes whose mappings the program read before. */
+static void processes_mapping(struct luajit *lj, const struct lj_file *e)
+{
+	struct proc_mappings *m = xmalloc(sizeof(*m));
+	__u32 tgid, next;
+	uint32_t i;
+	int err;
+
+	for (err = bpf_map_get_next_key(lj->maps_fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(lj->maps_fd, &tgid, &next)) {
+		tgid = next;
+		if (bpf_map_lookup_elem(lj->maps_fd, &tgid, m))
+			continue;
+		for (i = 0; i < m->nr && i < UNWIND_MAX_MAPPINGS; i++) {
+			const struct exec_mapping *x = &m->maps[i];
+			struct luajit_process p;
+
+			if (x->file.ino != e->key.ino || x->file.dev != e->key.dev)
+				continue;
+			p = process_of(&e->f, x->start, x->offset, m->gen);
+			bpf_map_update_elem(lj->procs_fd, &tgid, &p, BPF_NOEXIST);
+			break;
+		}
+	}
+	free(m);
+}
+
+static bool file_opened(struct luajit *lj, const struct unwind_file_key *key, int fd,
+			const char *path)
+{
+	struct luajit_file f;
+	struct lj_file *e;
+
+	if (find_file(lj, key))
+		return true;
+	if (luajit_file_identify(fd, path, &f) != 1)
+		return false;
+	if (!f.known)
+		warning("LuaJIT in '%s': a build whose layout bpfprof cannot read (it reads LuaJIT "
+			"2.1, GC64, x86-64); its samples keep their native frames", path);
+	if (bpf_map_update_elem(lj->files_fd, key, &f, BPF_ANY))
+		debug("cannot tell the program of the LuaJIT VM in '%s': %s", path, strerror(errno));
+	ALLOC_GROW(lj->files, lj->nr_files + 1, lj->files_alloc);
+	e = &lj->files[lj->nr_files];
+	e->key = *key;
+	e->f = f;
+	itab_insert(&lj->file_index, file_hash(key), lj->nr_files++);
+	lj->stats.files++;
+	lj->stats.unknown_files += !f.known;
+	processes_mapping(lj, e);
+	debug("LuaJIT VM in '%s' (%s), code at 0x%llx..0x%llx", path,
+	      f.flavour == LUAJIT_OPENRESTY ? "OpenResty" : "upstream",
+	      (unsigned long long)f.vm_begin_rel, (unsigned long long)f.vm_end_rel);
+	return true;
+}
+
+/* Merging --------------------------------------------------------------------- */
+
+/* Addresses of Lua locations: in no mapping, apart from native and Python ones. */
+#define LUA_LOCATION (3ull << 62)
+
+static const char *const state_frames[LUA_VM_STATE_MAX] = {
+	[LUA_VM_GC] = "[lua: gc]",
+	[LUA_VM_EXIT] = "[lua: trace exit]",
+	[LUA_VM_RECORD] = "[lua: record]",
+	[LUA_VM_OPT] = "[lua: optimise]",
+	[LUA_VM_ASM] = "[lua: assemble]",
+};
+
+/* The name of frames[i]: its caller's call site's, or what the prototype is. */
+static const char *frame_name(const struct lj_proc *pp, const struct py_frame *frames, uint32_t i,
+			      uint32_t n, const struct lj_proto *p)
+{
+	const struct lj_call *c;
+
+	if ((frames[i].instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&frames[i + 1]) &&
+	    (c = find_call(pp, frames[i + 1].code, frames[i + 1].instr & LUA_FRAME_POS_MASK)) &&
+	    c->name)
+		return c->name;
+	return p->info.firstline == 0 ? "main chunk" : "function";
+}
+
+/* The profile location of frames[i]: its function's, at its line. */
+static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
+			       const struct py_frame *frames, uint32_t i, uint32_t n)
+{
+	const struct py_frame *f = &frames[i];
+	struct lj_proto *proto;
+	struct prof_line line;
+	struct strbuf sb;
+	uint64_t address;
+	uint32_t loc;
+	const char *name;
+
+	if (f->instr & LUA_FRAME_BUILTIN) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "[builtin#%u]", f->instr & LUA_FRAME_POS_MASK);
+		return profile_special_location(p, label);
+	}
+	proto = pp ? find_proto(pp, f->code, f->firstlineno) : NULL;
+	if (!proto || !proto->ok)
+		return profile_special_location(p, "[lua: function not read]");
+	name = frame_name(pp, frames, i, n, proto);
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%s (%s:%u)", name, python_short_file(proto->info.file),
+		    proto->info.firstline);
+	line.function = profile_function_at(p, profile_string(p, name), profile_string(p, sb.buf),
+					    profile_string(p, proto->info.file),
+					    proto->info.firstline);
+	strbuf_release(&sb);
+	line.line = luajit_proto_line(&proto->info, f->instr & LUA_FRAME_POS_MASK);
+	address = LUA_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
+	loc = profile_location_find(p, 0, address);
+	if (loc == ITAB_NONE)
+		loc = profile_location_add(p, 0, address, FRAME_LUA, &line, 1);
+	return loc;
+}
+
+static bool in_vm(const struct profile *p, const struct lj_proc *pp, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+
+	return l->kind == FRAME_USER && l->address >= pp->bpf.vm_begin &&
+	       l->address < pp->bpf.vm_end;
+}
+
+/* Code in no file: a trace's machine code, in a LuaJIT process. */
+static bool is_anonymous(const struct profile *p, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+	const char *file;
+
+	if (l->kind != FRAME_USER || l->nlines)
+		return false;
+	if (!l->mapping)
+		return true;
+	file = profile_str(p, p->mappings[l->mapping].file);
+	return !file[0] || !strncmp(file, "[anon", 5);
+}
+
+static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
+		      const struct raw_python *rl, uint32_t *frames, uint32_t n, uint32_t max)
+{
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, vms = 0;
+	const struct lj_proc *pp;
+
+	pthread_mutex_lock(&lj->lock);
+	pp = find_proc(lj, tgid);
+	if (!pp || !pp->known) {
+		pthread_mutex_unlock(&lj->lock);
+		return n;
+	}
+	if (max > sizeof(out) / sizeof(out[0]))
+		max = sizeof(out) / sizeof(out[0]);
+	for (i = 0; i < n && m < max; i++) {
+		if (g >= rl->n || !in_vm(p, pp, frames[i])) {
+			out[m++] = frames[i];
+			continue;
+		}
+		if (!vms++) {
+			/*
+			 * The trace the walk stepped over to this VM frame is named by
+			 * its Lua frames: its machine code's own frame goes.
+			 */
+			while (m && is_anonymous(p, out[m - 1]))
+				m--;
+			/* What the VM did when not running Lua code: above the Lua frames. */
+			if (rl->state < LUA_VM_STATE_MAX && state_frames[rl->state])
+				out[m++] = profile_special_location(p, state_frames[rl->state]);
+		}
+		/* This VM entry's frames: up to its first, newest first as the stack is. */
+		for (; g < rl->n && m < max; g++) {
+			if (!(rl->frames[g].instr & LUA_FRAME_CFUNC))
+				out[m++] = frame_location(p, pp, rl->frames, g, rl->n);
+			if (rl->frames[g].instr & PY_FRAME_ENTRY) {
+				g++;
+				break;
+			}
+		}
+	}
+	if (!vms) {
+		/* No VM on the native stack: the thread runs no Lua now, whatever L says. */
+		lj->stats.no_vm_frame++;
+		pthread_mutex_unlock(&lj->lock);
+		return n;
+	}
+	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
+	if (g < rl->n)
+		lj->stats.unmatched += rl->n - g;
+	for (; g < rl->n && m < max; g++)
+		if (!(rl->frames[g].instr & LUA_FRAME_CFUNC))
+			out[m++] = frame_location(p, pp, rl->frames, g, rl->n);
+	lj->stats.merged++;
+	pthread_mutex_unlock(&lj->lock);
+	memcpy(frames, out, m * sizeof(*out));
+	return m;
+}
+
+/* The runtime interface (runtime.h) --------------------------------------------- */
+
+static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	int files_fd, procs_fd, maps_fd, notices_fd, err;
+	struct luajit *lj;
+	sigset_t all, old;
+
+	sampler_luajit_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
+	if (files_fd < 0)
+		return NULL;
+	lj = xcalloc(1, sizeof(*lj));
+	lj->files_fd = files_fd;
+	lj->procs_fd = procs_fd;
+	lj->maps_fd = maps_fd;
+	lj->gen = gen;
+	lj->ctx = ctx;
+	pthread_mutex_init(&lj->lock, NULL);
+	lj->notices = ring_buffer__new(notices_fd, on_notice, lj, NULL);
+	if (!lj->notices) {
+		warning("cannot read the program's Lua stacks (%s): Lua frames named at each drain "
+			"only, those of short processes may stay unnamed", strerror(errno));
+		return lj;
+	}
+	/* Signals stay the main thread's: they end its wait for the next drain. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&lj->namer, NULL, namer, lj);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		warning("cannot start the thread naming Lua functions (%s): Lua frames named at each "
+			"drain only, those of short processes may stay unnamed", strerror(err));
+	lj->namer_running = !err;
+	return lj;
+}
+
+static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+{
+	struct luajit *lj = rt;
+	bool is;
+
+	pthread_mutex_lock(&lj->lock);
+	is = file_opened(lj, key, fd, path);
+	pthread_mutex_unlock(&lj->lock);
+	return is;
+}
+
+static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			    uint64_t start, uint64_t offset)
+{
+	struct luajit *lj = rt;
+	struct luajit_process p = { 0 };
+	const struct lj_file *e;
+
+	pthread_mutex_lock(&lj->lock);
+	e = find_file(lj, key);
+	if (e)
+		p = process_of(&e->f, start, offset, 0);
+	pthread_mutex_unlock(&lj->lock);
+	if (!e)
+		return;
+	p.gen = lj->gen(lj->ctx, tgid);
+	/* What the program read of the process since is newer: kept. */
+	bpf_map_update_elem(lj->procs_fd, &tgid, &p, BPF_NOEXIST);
+}
+
+static void rt_take_notices(void *rt)
+{
+	struct luajit *lj = rt;
+
+	if (lj->notices)
+		take_notices(lj);
+}
+
+static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+			 uint32_t n, uint32_t max)
+{
+	if (!rs->py.n || rs->py.runtime != RUNTIME_LUAJIT)
+		return n;
+	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+}
+
+static void rt_after_drain(void *rt)
+{
+	struct luajit *lj = rt;
+	uint32_t i, kept = 0;
+
+	pthread_mutex_lock(&lj->lock);
+	/* Its samples up to its exit were in this drain: a process found gone before is done. */
+	for (i = 0; i < lj->nr_procs; i++) {
+		struct lj_proc *pp = lj->procs[i];
+
+		if (pp->gone) {
+			free_proc(pp);
+			continue;
+		}
+		pp->gone = kill(pp->tgid, 0) && errno == ESRCH;
+		lj->procs[kept++] = pp;
+	}
+	if (kept != lj->nr_procs) {
+		lj->nr_procs = kept;
+		index_procs(lj);
+	}
+	pthread_mutex_unlock(&lj->lock);
+}
+
+static void rt_renumber(void *rt)
+{
+	/* Only location ids changed; frame_location finds its locations by address. */
+	(void)rt;
+}
+
+static void rt_stats(void *rt, struct run_figures *f)
+{
+	struct luajit *lj = rt;
+
+	pthread_mutex_lock(&lj->lock);
+	f->lua = lj->stats;
+	pthread_mutex_unlock(&lj->lock);
+}
+
+/* LuaJIT processes: how many samples got their Lua frames, what the VM did, why others did not. */
+static void summarize_luajit(const struct sampler_stats *st, const struct run_figures *f)
+{
+	const uint64_t *t = st->total, *end = &st->total[STAT_LUA_END], *s = &t[STAT_LUA_STATE];
+	const struct luajit_stats *lj = &f->lua;
+
+	if (!st->luajit || !t[STAT_LUA_SAMPLES])
+		return;
+	fprintf(stderr, "bpfprof: luajit: %llu samples of LuaJIT processes, %llu with their Lua "
+		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu running "
+		"no Lua, %llu before the VM's state was found, %llu of a build not read\n",
+		(unsigned long long)t[STAT_LUA_SAMPLES],
+		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
+		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
+		(unsigned long long)end[PY_WALK_FAULT],
+		(unsigned long long)(t[STAT_LUA_NOT_RUNNING] + t[STAT_LUA_NO_FRAME]),
+		(unsigned long long)t[STAT_LUA_NO_STATE], (unsigned long long)t[STAT_LUA_UNKNOWN_BUILD]);
+	fprintf(stderr, "bpfprof: luajit: the VM was interpreting %llu, in a trace %llu, in C or FFI "
+		"%llu, collecting garbage %llu, leaving a trace %llu, recording %llu, optimising %llu, "
+		"assembling %llu; %llu prototypes named, %llu not readable\n",
+		(unsigned long long)s[LUA_VM_INTERP], (unsigned long long)s[LUA_VM_TRACE],
+		(unsigned long long)s[LUA_VM_C], (unsigned long long)s[LUA_VM_GC],
+		(unsigned long long)s[LUA_VM_EXIT], (unsigned long long)s[LUA_VM_RECORD],
+		(unsigned long long)s[LUA_VM_OPT], (unsigned long long)s[LUA_VM_ASM],
+		(unsigned long long)lj->protos, (unsigned long long)lj->proto_errors);
+	debug("luajit: %u VM files (%u not read); %llu samples merged, %llu frames whose VM entry "
+	      "the native stack did not show, %llu samples with no VM on it; %llu call sites named",
+	      lj->files, lj->unknown_files, (unsigned long long)lj->merged,
+	      (unsigned long long)lj->unmatched, (unsigned long long)lj->no_vm_frame,
+	      (unsigned long long)lj->names);
+}
+
+static void rt_free(void *rt)
+{
+	struct luajit *lj = rt;
+	uint32_t i;
+
+	__atomic_store_n(&lj->stopping, true, __ATOMIC_RELEASE);
+	if (lj->namer_running)
+		pthread_join(lj->namer, NULL);
+	ring_buffer__free(lj->notices);
+	pthread_mutex_destroy(&lj->lock);
+	for (i = 0; i < lj->nr_procs; i++)
+		free_proc(lj->procs[i]);
+	free(lj->procs);
+	itab_release(&lj->proc_index);
+	free(lj->files);
+	itab_release(&lj->file_index);
+	free(lj);
+}
+
+const struct runtime_ops luajit_runtime = {
+	.name = "luajit",
+	.start = start,
+	.file_opened = rt_file_opened,
+	.process_maps = rt_process_maps,
+	.take_notices = rt_take_notices,
+	.merge = rt_merge,
+	.after_drain = rt_after_drain,
+	.renumber = rt_renumber,
+	.stats = rt_stats,
+	.summarize = summarize_luajit,
+	.free = rt_free,
+};
