@@ -217,8 +217,22 @@ $(O)/tests/bpf-busy: tests/bpf/bpf_busy.c $(O)/tests/busy.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -I$(O)/tests $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
 
+# Debian's upstream LuaJIT (packages luajit, libluajit-5.1-2) beside the
+# OpenResty build the tests install (luajit2): the two conflict, so it is
+# unpacked here, never installed. Without Debian's mirror it is left out
+# (one line says so) and the tests that read it skip.
+LUAJIT_UPSTREAM := $(O)/luajit-upstream
+$(LUAJIT_UPSTREAM)/.unpacked:
+	$(call msg,GET,$(@D))
+	$(Q)tmp=$$(mktemp -d) && ok= && \
+	(cd $$tmp && apt-get download luajit libluajit-5.1-2) > $$tmp/log 2>&1 && \
+	mkdir -p $(@D) && dpkg -x $$tmp/luajit_*.deb $(@D) && \
+	dpkg -x $$tmp/libluajit-5.1-2_*.deb $(@D) && touch $@ && ok=1; rm -rf $$tmp; \
+	[ -n "$$ok" ] || echo "$(@D): apt-get download luajit libluajit-5.1-2 failed;" \
+		"the unit tests on Debian's upstream LuaJIT will skip"
+
 test-build: $(O)/bpfprof $(O)/tests/unit-tests $(WORKLOADS) $(FIXTURES) $(TOOLS) $(O)/tests/bpf-busy \
-	    $(BPF_HEADERS_OK)
+	    $(BPF_HEADERS_OK) $(LUAJIT_UPSTREAM)/.unpacked
 
 # What the tests need is installed first, so `make test` works on a fresh machine too.
 test: deps
@@ -367,7 +381,7 @@ DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
-	     prometheus curl
+	     prometheus curl luajit2 nginx-light libnginx-mod-http-lua apache2-utils
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).
