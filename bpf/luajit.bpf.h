@@ -32,9 +32,13 @@
 #include "settings.bpf.h"
 
 /*
- * Machine code a runtime made (a LuaJIT trace): no CFI, so its frame is
- * stepped over as said here, and vm_pc recorded in its place (an address
- * in the VM's code, whose CFI the walk then follows).
+ * Code of a runtime's whose CFI does not hold where the sample is: a
+ * LuaJIT trace (machine code it made, no CFI), or a subroutine of the VM
+ * that the VM called (its frame is the VM's less a return address). The
+ * native walk steps over it to the VM's C frame, sp_skip bytes up, and
+ * records vm_pc in its place (an address in the VM's code, whose CFI the
+ * walk then follows); vm_pc 0: nothing recorded, the return address at sp
+ * taken (the leaf already is the VM's).
  */
 struct jit_frame {
 	__u64 lo, hi;		/* the code: pc in [lo, hi); hi 0: none */
@@ -195,7 +199,8 @@ static __always_inline __u64 frame_function(__u64 base)
 {
 	__u64 tv = lj_read(base - 16);
 
-	return (__u32)(tv >> 47) == LJ_ITYPE_FUNC ? tv & LJ_GCPTR_MASK : 0;
+	/* The tag is the top 17 bits, sign-extended: an arithmetic shift. */
+	return (__u32)((__s64)tv >> 47) == LJ_ITYPE_FUNC ? tv & LJ_GCPTR_MASK : 0;
 }
 
 /* The lua_State L's frames from its saved base, the newest's pc from its C frame. */
@@ -282,11 +287,22 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 			w->f = base - 8;
 			w->pc = lj_read(T + LJ_TRACE_STARTPC) + 4;
 		}
-	} else if (w->state == LUA_VM_INTERP && r->ip >= p->vm_begin && r->ip < p->vm_end &&
-		   r->rdx > w->stack_lo && pc_in_function(frame_function(r->rdx), r->rbx)) {
+	} else if (w->state == LUA_VM_INTERP && r->ip >= p->vm_begin && r->ip < p->vm_end) {
+		/*
+		 * The VM's frame holds L: if not at sp, the VM called one of its
+		 * subroutines (a modulo, a floor), whose frame the CFI does not know.
+		 */
+		if (lj_read(r->sp + LJ_CFRAME_L) != L && lj_read(r->sp + 8 + LJ_CFRAME_L) == L) {
+			jit->lo = r->ip;
+			jit->hi = r->ip + 1;
+			jit->sp_skip = 8;
+			jit->vm_pc = 0;
+		}
 		/* Interpreting: BASE and PC in their registers, newer than L's. */
-		w->f = r->rdx - 8;
-		w->pc = r->rbx;
+		if (r->rdx > w->stack_lo && pc_in_function(frame_function(r->rdx), r->rbx)) {
+			w->f = r->rdx - 8;
+			w->pc = r->rbx;
+		}
 	}
 	return 0;
 }

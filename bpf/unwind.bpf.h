@@ -389,6 +389,25 @@ static long walk_step(__u32 i, void *unused)
 	sp = w->sp;
 	if (w->n >= BPFPROF_MAX_DEPTH)
 		return walk_end(w, WALK_DEPTH);
+	if (w->pc >= w->jit.lo && w->pc < w->jit.hi) {
+		/* A runtime's code with no CFI of its own (runtimes.bpf.h): stepped over. */
+		w->jit.hi = 0;
+		w->how |= WALK_BY_CFI;
+		cfa = sp + w->jit.sp_skip;
+		if (w->jit.vm_pc) {
+			/* A trace: its VM's C frame above, recorded as the VM's. */
+			ra = w->jit.vm_pc;
+			w->pc_exact = false;
+			goto record;
+		}
+		/* A subroutine the VM called: back in the VM's frame, nothing recorded. */
+		if (!walk_read(out, sp, &ra))
+			return walk_end(w, WALK_FAULT);
+		w->pc = ra;
+		w->sp = cfa;
+		w->pc_exact = false;
+		return 0;
+	}
 	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
 	switch (rule) {
 	case ROW_CFA_END:
@@ -423,15 +442,6 @@ static long walk_step(__u32 i, void *unused)
 			return walk_end(w, WALK_FAULT);
 		break;
 	default:
-		if (w->pc >= w->jit.lo && w->pc < w->jit.hi) {
-			/* A trace's code: stepped over to the VM's C frame, recorded as the VM. */
-			cfa = sp + w->jit.sp_skip;
-			ra = w->jit.vm_pc;
-			w->jit.hi = 0;
-			w->pc_exact = false;
-			w->how |= WALK_BY_CFI;
-			goto record;
-		}
 		/* Frame pointers: rbp points at the saved rbp, the return address above it. */
 		w->how |= WALK_BY_FP;
 		if (!bp)
