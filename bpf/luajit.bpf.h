@@ -32,18 +32,19 @@
 #include "settings.bpf.h"
 
 /*
- * Code of a runtime's whose CFI does not hold where the sample is: a
- * LuaJIT trace (machine code it made, no CFI), or a subroutine of the VM
- * that the VM called (its frame is the VM's less a return address). The
- * native walk steps over it to the VM's C frame, sp_skip bytes up, and
- * records vm_pc in its place (an address in the VM's code, whose CFI the
- * walk then follows); vm_pc 0: nothing recorded, the return address at sp
- * taken (the leaf already is the VM's).
+ * Code of a runtime's whose CFI does not hold where the sample is, and
+ * how the native walk steps over it to the VM's C frame:
+ *   a subroutine of the VM's that the VM called, at [lo, hi) (its frame
+ *   is the VM's less a return address): before the CFI is asked, one
+ *   return address popped, nothing recorded (the leaf is the VM's);
+ *   a LuaJIT trace, code it made with no CFI: where the walk finds none,
+ *   it goes on at the VM's C frame at vm_sp, recording vm_pc (an address
+ *   in the VM's code, whose CFI the walk then follows) for it.
  */
 struct jit_frame {
-	__u64 lo, hi;		/* the code: pc in [lo, hi); hi 0: none */
+	__u64 lo, hi;		/* hi 0: none */
+	__u64 vm_sp;		/* 0: none */
 	__u64 vm_pc;
-	__u64 sp_skip;		/* bytes from the code's sp to the VM's frame */
 };
 
 /* Files that hold a LuaJIT VM, by identity; written by userspace. */
@@ -227,11 +228,12 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	struct luajit_process *p;
 	struct lua_walk *w;
 	__u32 zero = 0;
-	__u64 g, L, T;
+	__u64 g, L, T, base;
 
 	if (!key || !r || !jit || !st)
 		return 0;
 	jit->hi = 0;
+	jit->vm_sp = 0;
 	w = bpf_map_lookup_elem(&lua_scratch, &zero);
 	if (!w)
 		return 0;
@@ -264,29 +266,31 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	w->ready = true;
 	w->pid = key->pid;
 	start_at_saved(w, L);
+	base = lj_read(g + LJ_G_JIT_BASE);
+	if (base) {
+		/*
+		 * In a trace, or in what it called (C through the FFI, a helper,
+		 * the GC): the trace's code has no CFI, and it runs on the VM's C
+		 * frame, L's, lowered by its own. Its frames start at jit_base.
+		 */
+		jit->vm_sp = lj_read(L + LJ_L_CFRAME) & ~3ull;
+		jit->vm_pc = p->vm_begin + 1;
+		w->f = base - 8;
+		w->pc = 0;
+	}
 	if (w->state == LUA_VM_TRACE) {
-		__u64 traces = lj_read(g + p->g_j + LJ_J_TRACE), mcode, base;
+		__u64 traces = lj_read(g + p->g_j + LJ_J_TRACE), mcode;
 		__u32 sizetrace = lj_read_u32(g + p->g_j + LJ_J_SIZETRACE);
 
 		T = (__u32)w->vmstate < sizetrace ? lj_read(traces + (__u64)w->vmstate * 8) & LJ_GCPTR_MASK
 						  : 0;
 		mcode = T ? lj_read(T + LJ_TRACE_MCODE) : 0;
-		base = lj_read(g + LJ_G_JIT_BASE);
-		if (mcode) {
-			jit->lo = mcode;
-			jit->hi = mcode + lj_read_u32(T + LJ_TRACE_SZMCODE);
-			jit->sp_skip = LJ_CFRAME_SIZE_JIT - LJ_CFRAME_SIZE +
-				       (lj_read_u32(T + LJ_TRACE_SPADJUST - 2) >> 16);
-			jit->vm_pc = p->vm_begin + 1;
-		}
 		/* Not in the trace's own code: in C it called (FFI) or a helper of the VM's. */
-		if (!mcode || r->ip < jit->lo || r->ip >= jit->hi)
+		if (!mcode || r->ip < mcode || r->ip >= mcode + lj_read_u32(T + LJ_TRACE_SZMCODE))
 			w->state = LUA_VM_C;
-		/* The trace's frames inlined are on no stack: its first function, where it starts. */
-		if (base && T) {
-			w->f = base - 8;
+		/* The frames the trace inlined are on no stack: its first function, where it starts. */
+		if (base && T)
 			w->pc = lj_read(T + LJ_TRACE_STARTPC) + 4;
-		}
 	} else if (w->state == LUA_VM_INTERP && r->ip >= p->vm_begin && r->ip < p->vm_end) {
 		/*
 		 * The VM's frame holds L: if not at sp, the VM called one of its
@@ -295,8 +299,6 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 		if (lj_read(r->sp + LJ_CFRAME_L) != L && lj_read(r->sp + 8 + LJ_CFRAME_L) == L) {
 			jit->lo = r->ip;
 			jit->hi = r->ip + 1;
-			jit->sp_skip = 8;
-			jit->vm_pc = 0;
 		}
 		/* Interpreting: BASE and PC in their registers, newer than L's. */
 		if (r->rdx > w->stack_lo && pc_in_function(frame_function(r->rdx), r->rbx)) {

@@ -390,25 +390,25 @@ static long walk_step(__u32 i, void *unused)
 	if (w->n >= BPFPROF_MAX_DEPTH)
 		return walk_end(w, WALK_DEPTH);
 	if (w->pc >= w->jit.lo && w->pc < w->jit.hi) {
-		/* A runtime's code with no CFI of its own (runtimes.bpf.h): stepped over. */
+		/* A subroutine a runtime's VM called (runtimes.bpf.h): back in the VM's frame. */
 		w->jit.hi = 0;
-		w->how |= WALK_BY_CFI;
-		cfa = sp + w->jit.sp_skip;
-		if (w->jit.vm_pc) {
-			/* A trace: its VM's C frame above, recorded as the VM's. */
-			ra = w->jit.vm_pc;
-			w->pc_exact = false;
-			goto record;
-		}
-		/* A subroutine the VM called: back in the VM's frame, nothing recorded. */
 		if (!walk_read(out, sp, &ra))
 			return walk_end(w, WALK_FAULT);
 		w->pc = ra;
-		w->sp = cfa;
+		w->sp = sp + 8;
 		w->pc_exact = false;
 		return 0;
 	}
 	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
+	if (rule == ROW_CFA_NONE && w->jit.vm_sp > sp) {
+		/* A trace's code (runtimes.bpf.h): on at the VM's C frame, recorded as the VM's. */
+		cfa = w->jit.vm_sp;
+		ra = w->jit.vm_pc;
+		w->jit.vm_sp = 0;
+		w->pc_exact = false;
+		w->how |= WALK_BY_CFI;
+		goto record;
+	}
 	switch (rule) {
 	case ROW_CFA_END:
 		return walk_end(w, WALK_OUTERMOST | WALK_BY_CFI);

@@ -66,9 +66,7 @@ enum luajit_flavour {
 #define LJ_TRACE_STARTPC 0x48
 #define LJ_TRACE_SZMCODE 0x54
 #define LJ_TRACE_MCODE	0x58
-#define LJ_TRACE_SPADJUST 0x66		/* uint16: the trace's stack adjustment below the VM's frame */
 #define LJ_CFRAME_SIZE	0x50		/* the VM's C frame */
-#define LJ_CFRAME_SIZE_JIT 0x60		/* and in a trace, before its spadjust */
 #define LJ_CFRAME_L	0x10		/* SAVE_L */
 #define LJ_CFRAME_PC	0x18		/* SAVE_PC */
 #define LJ_CFRAME_PREV	0x20		/* SAVE_CFRAME */
