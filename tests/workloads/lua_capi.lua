@@ -4,9 +4,9 @@
 -- into Lua (lua_call) the function given it, which calls inner, n units of
 -- a Lua chain of dependent multiply-adds (n random in 1..8). The stack in
 -- inner: main -> lua_pcall -> main chunk -> main -> outer -> c_spin ->
--- lua_call -> (the callback) -> inner. It measures inner's CPU time with
--- os.clock, the host c_spin's own; at its end it prints "C_SPIN_NS
--- INNER_NS" on stdout and its figures on stderr.
+-- the callback -> inner (lua_call jumps into the VM: no frame of its own).
+-- It measures inner's CPU time with os.clock, the host c_spin's own; at
+-- its end it prints "C_SPIN_NS INNER_NS" on stdout and its figures on stderr.
 --
 -- With GO_FILE it writes READY_FILE and waits for GO_FILE before its
 -- measured SECONDS, as lua_split.lua.
