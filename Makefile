@@ -150,6 +150,18 @@ $(O)/tests/workloads/%: tests/workloads/%.cpp tests/workloads/work.h
 	$(call msg,CLANG++,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG)++ $(WORKLOAD_CFLAGS) -o $@ $<
+# A C host embedding LuaJIT, linked with libluajit-5.1.so.2 as nginx's Lua
+# module is. Its headers come from libluajit2-5.1-dev (or libluajit-5.1-dev):
+# without them it is not built, and the LuaJIT test says so.
+LUAJIT_CFLAGS := $(shell pkg-config --cflags luajit 2>/dev/null)
+LUAJIT_LIBS   := $(shell pkg-config --libs luajit 2>/dev/null)
+ifeq ($(LUAJIT_LIBS),)
+WORKLOADS := $(filter-out $(O)/tests/workloads/lua_host,$(WORKLOADS))
+endif
+$(O)/tests/workloads/lua_host: tests/workloads/lua_host.c tests/workloads/work.h
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) $(LUAJIT_CFLAGS) -o $@ $< $(LUAJIT_LIBS)
 
 # Fixtures for the ELF reader: a library with .symtab, a stripped copy with
 # only .dynsym, and nm's view of its symbols as the expected answer.
