@@ -346,7 +346,7 @@ wait $ab
 rps=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' "$T/ab.out")
 H='handler\.lua:[0-9]+'
 in_handler=$(sum_matching "$T/nginx.folded" ";(checksum|render) \\($H\\)(;|\$)")
-under=$(sum_matching "$T/nginx.folded" "^nginx;(.*;)?ngx_http_lua_content_[a-z_]*;(.*;)?(M[.:])?serve \\($H\\);(.*;)?(render|checksum) \\($H\\)(;|\$)")
+under=$(sum_matching "$T/nginx.folded" "^nginx;(.*;)?ngx_http_lua_content_[a-z_]*;(.*;)?M\\.serve \\($H\\);(.*;)?(render|checksum) \\($H\\)(;|\$)")
 if [ $rc = 0 ] && [ "$in_handler" -gt 1000 ] && within "$(share "$under" "$in_handler")" 90 100; then
 	ok "nginx (${rps:-?} requests/s): $(share "$under" "$in_handler")% of $in_handler samples in render/checksum show M.serve, then nginx;...;ngx_http_lua_content_* below (>= 90 %)"
 else
