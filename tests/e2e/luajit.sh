@@ -118,7 +118,7 @@ lua_vm() {
 }
 vm_count() { awk -v s="$2" '$1 == s { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
 # summary_line ERR: bpfprof's "bpfprof: luajit: ..." line (its wording is not settled: read loosely).
-summary_line() { grep -m1 '^bpfprof: luajit: ' "$1"; }
+summary_line() { grep -m1 '^bpfprof: luajit: [0-9]' "$1"; }
 # first_count ERR: the first number on that line (the samples of LuaJIT processes).
 first_count() { summary_line "$1" | sed 's/^bpfprof: luajit: //' | grep -Eo '[0-9]+' | head -1; }
 
@@ -307,6 +307,81 @@ named=$(sum_matching "$T/storm.folded" '^luajit;(.*;)?lua_pcall;(.*;)?short_fn \
 storm_ok() { [ "$running" -gt 3000 ] && within "$(share "$named" "$running")" 90 100; }
 check "storm of 30 luajit processes of 150 ms: $(share "$named" "$running")% of $running samples running their script named with short_fn (>= 90 %; $(share "$named" "$all")% of all $all)" \
 	'storm_ok'
+
+# 8. Bad input. A program scribbling on its own Lua stack (a frame link
+# pointed at an unmapped address, or at a buffer of junk): no crash, every
+# sample keeps its native stack, the cut counted.
+for mode in fault junk; do
+	(wait_go; exec /usr/bin/luajit $LW/lua_scribble.lua 3 $mode 2> "$T/scribble-$mode.wl") &
+	pid=$!
+	BG_PIDS+=($pid)
+	profile_until_done "$T/scribble-$mode.folded" $pid -F 999 -p $pid
+	wait $pid
+	wl_rc=$?
+	all=$(sum_matching "$T/scribble-$mode.folded" '^luajit;')
+	native=$(sum_matching "$T/scribble-$mode.folded" '^luajit;_start;(.*;)?lua_pcall;')
+	cut=$(summary_line "$T/scribble-$mode.err" | sed -n 's/.*, \([0-9]*\) at an unreadable frame.*/\1/p')
+	scribble_ok() {
+		[ "$wl_rc" = 0 ] && [ "$all" -gt 1000 ] && [ "${cut:-0}" -gt 0 ] &&
+			within "$(share "$native" "$all")" 95 100
+	}
+	check "scribbled Lua stack ($mode): $(share "$native" "$all")% of $all samples whole from _start to lua_pcall (>= 95 %), ${cut:-no} walks cut at an unreadable frame, the program unharmed" \
+		'scribble_ok'
+done
+
+# Garbage collection and traces thrown away under the walk (jit.flush):
+# every VM state met, each sample named, the collector's time a frame.
+(wait_go; exec /usr/bin/luajit $LW/lua_churn.lua 4 2> "$T/churn.wl") &
+pid=$!
+BG_PIDS+=($pid)
+profile_until_done "$T/churn.folded" $pid -F 999 -p $pid -o "$T/churn.svg"
+all=$(sum_matching "$T/churn.folded" '^luajit;')
+whole=$(sum_matching "$T/churn.folded" "^luajit;_start;(.*;)?lua_pcall;main chunk $LUA_FRAME;")
+gc_frames=$(sum_matching "$T/churn.folded" ';\[lua: gc\](;|$)')
+states=$(grep -m1 '^bpfprof: luajit: the VM was' "$T/churn.err")
+gc_counted=$(echo "$states" | sed -n 's/.*collecting garbage \([0-9]*\).*/\1/p')
+jit_work=$(echo "$states" | sed -n 's/.*recording \([0-9]*\), optimising \([0-9]*\), assembling \([0-9]*\).*/\1 + \2 + \3/p')
+churn_ok() {
+	[ "$all" -gt 2000 ] && within "$(share "$whole" "$all")" 90 100 && [ "$gc_frames" -gt 0 ] &&
+		[ "$gc_frames" -le "${gc_counted:-0}" ] && [ $((${jit_work:-0})) -gt 0 ]
+}
+check "GC and jit.flush: $(share "$whole" "$all")% of $all samples whole through the main chunk (>= 90 %); [lua: gc] on $gc_frames of the ${gc_counted:-?} samples collecting garbage; $((${jit_work:-0})) recording, optimising or assembling" \
+	'churn_ok'
+# A Lua frame's fill: violet, red and blue over green.
+fill=$(awk -F'"' '/<g class="lua"><title>churn \(lua_churn\.lua:/ { for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
+	"$T/churn.svg" | head -1)
+violet() {
+	[[ $fill =~ ^#[0-9a-f]{6}$ ]] && [ $((16#${fill:5:2})) -gt $((16#${fill:3:2})) ] &&
+		[ $((16#${fill:1:2})) -gt $((16#${fill:3:2})) ]
+}
+check "svg: churn is a frame of class lua, in violet (${fill:-no fill})" 'violet'
+
+# A LuaJIT bpfprof cannot vouch for (OpenResty's luajit with the upstream
+# build's ID: the table and the code disagree): named once on stderr, its
+# samples counted and kept native (interpreted, so its native walk is whole).
+cp /usr/bin/luajit "$T/luajit-unknown"
+own=$(readelf -n /usr/bin/luajit | sed -n 's/.*Build ID: //p')
+python3 -c '
+import sys
+path, old, new = sys.argv[1], bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[3])
+data = open(path, "rb").read()
+assert data.count(old) == 1
+open(path, "wb").write(data.replace(old, new))' "$T/luajit-unknown" "$own" 79b0b8114f05a2726860c3141195279ceb0f6e29
+(wait_go; exec "$T/luajit-unknown" -joff $LW/lua_short.lua 2000 2> /dev/null) &
+pid=$!
+BG_PIDS+=($pid)
+profile_until_done "$T/unknown.folded" $pid -F 999 -p $pid
+all=$(sum_matching "$T/unknown.folded" '^luajit-unknown;')
+native=$(sum_matching "$T/unknown.folded" '^luajit-unknown;_start;(.*;)?lua_pcall;')
+lua=$(sum_matching "$T/unknown.folded" "$LUA_FRAME")
+not_read=$(summary_line "$T/unknown.err" | sed -n 's/.*, \([0-9]*\) of a build not read.*/\1/p')
+unknown_ok() {
+	[ "$all" -gt 1000 ] && [ "$lua" = 0 ] && [ "${not_read:-0}" -ge $((all * 9 / 10)) ] &&
+		within "$(share "$native" "$all")" 90 100 &&
+		[ "$(grep -c "luajit-unknown': a build whose layout bpfprof cannot read" "$T/unknown.err")" = 1 ]
+}
+check "unknown LuaJIT build: named once on stderr, ${not_read:-?} of $all samples counted as of a build not read, $(share "$native" "$all")% native to lua_pcall (>= 90 %), $lua with Lua frames" \
+	'unknown_ok'
 
 # 7. nginx with Debian's Lua module: the worker's samples in handler.lua
 # under M.serve, under nginx's own frames, while ab loads it.
