@@ -297,6 +297,8 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # tests/bench/unwind.md; then whole stacks by program and the unwind tables'
 # cost (some 6 minutes), in tests/bench/walk.md; then Python frames against
 # --no-python on the same samples (some 4 minutes), in tests/bench/python.md;
+# then LuaJIT frames against --no-lua on the same samples, over OpenResty's
+# luajit2 and Debian's upstream LuaJIT (some 2 minutes), in tests/bench/luajit.md;
 # then --off-cpu against bcc's offcputime (PEER=path if offcputime-bpfcc
 # cannot run here; some 2 minutes), in tests/bench/offcpu.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
@@ -304,13 +306,14 @@ $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/tests/bench-symbols \
-       $(O)/tests/bench-tables $(WORKLOADS)
+       $(O)/tests/bench-tables $(WORKLOADS) $(LUAJIT_UPSTREAM)/.unpacked
 	$(O)/tests/bench-writers 50000 5
 	$(O)/tests/bench-symbols /lib/x86_64-linux-gnu/libc.so.6 20000
 	O=$(O) bash tests/bench/run.sh
 	O=$(O) bash tests/bench/unwind.sh
 	O=$(O) bash tests/bench/walk.sh
 	O=$(O) bash tests/bench/python.sh
+	O=$(O) bash tests/bench/luajit.sh
 	O=$(O) bash tests/bench/offcpu.sh
 
 # Fuzzing ---------------------------------------------------------------------

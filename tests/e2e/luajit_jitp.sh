@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# bpfprof's split of Lua functions against LuaJIT's own profiler, jit.p
+# (luajit -jp), on the same process at the same time: each function's share
+# of the samples within 5 points, with the JIT on and with -joff, for the
+# installed luajit (OpenResty's luajit2) and Debian's upstream LuaJIT when
+# make has unpacked it. jit.p runs in -jp=Gfi1 mode: by function ("f"),
+# whole stacks with raw counts ("G", so a share counts the samples whose
+# stack holds the function, as bpfprof's does), every 1 ms ("i1"; the
+# kernel's 250 Hz ITIMER_PROF gives it some 250 a second).
+#
+# Where the two differ (jit.p is the one that is right there, and in every
+# run so far it matched the workload's own os.clock split as closely as
+# bpfprof did: its known bias, samples taken at the next safe point, the
+# next instruction in the interpreter or a profiler check compiled into a
+# trace at each change of function, did not show on these workloads):
+# - Functions inlined into a trace. bpfprof names a trace by the function
+#   it started in (J->trace[vmstate]->startpt); a Lua function inlined into
+#   its caller's trace has no frame on the stack and counts as the caller.
+#   jit.p's checks (IR_PROF) split such code by function. Part 2: a() and
+#   b(), no loops, inlined into mix()'s loop: reported, checked with -joff.
+# - A GC step entered from a trace (lj_gc_step_jit, vmstate GC): bpfprof
+#   keeps neither Lua nor native frames ("luajit;[truncated];[anon+...];
+#   [luajit+...]": the walk stops at the trace's code), 16 % of all the
+#   samples: alloc() kept 12-13 % against the workload's 28-30 % and jit.p's
+#   29-31 %. Part 2's alloc check fails for it with the JIT on.
+. tests/lib.sh
+
+RUN_S=6
+F=999
+
+LUAJITS=(openresty:/usr/bin/luajit)
+[ -x "$O/luajit-upstream/usr/bin/luajit" ] && LUAJITS+=("upstream:$O/luajit-upstream/usr/bin/luajit") ||
+	echo "# no $O/luajit-upstream (make $O/luajit-upstream/.unpacked): OpenResty's luajit2 only"
+
+# alpha, beta and gamma call the same latency-bound loop 5:3:2 of each round
+# and time themselves (os.clock, CPU time); the workload prints their split.
+cat > "$T/split.lua" << 'EOF'
+local clock = os.clock
+local t = {0, 0, 0}
+local x = 1
+local function work(n) for i = 1, n do x = (x * 1.0000001 + 0.25) % 1000003 end end
+function alpha(n) local c = clock(); work(n); t[1] = t[1] + clock() - c end
+function beta(n) local c = clock(); work(n); t[2] = t[2] + clock() - c end
+function gamma(n) local c = clock(); work(n); t[3] = t[3] + clock() - c end
+local stop = clock() + tonumber(arg[1])
+io.open(arg[2], "w"):close()
+while clock() < stop do alpha(100000); beta(60000); gamma(40000) end
+local s = t[1] + t[2] + t[3]
+print(string.format("%.1f %.1f %.1f", 100 * t[1] / s, 100 * t[2] / s, 100 * t[3] / s))
+EOF
+
+# a() and b(), the same straight-line arithmetic and no loop, inlined into
+# mix()'s loop by the JIT (b twice as often); alloc() makes garbage. mix
+# and alloc time themselves; the workload prints their split.
+cat > "$T/inline.lua" << 'EOF'
+local clock = os.clock
+local x = 1
+local tm, ta = 0, 0
+local function a(v) v = (v * 1.0000001 + 0.25) % 1000003; v = (v * 1.0000001 + 0.25) % 1000003; return v end
+local function b(v) v = (v * 1.0000001 + 0.25) % 1000003; v = (v * 1.0000001 + 0.25) % 1000003; return v end
+function mix(n) local c = clock(); for i = 1, n do x = a(x); x = b(x); x = b(x) end; tm = tm + clock() - c end
+function alloc(n)
+	local c, t = clock()
+	for i = 1, n do t = {i, i + 1, tostring(i)} end
+	ta = ta + clock() - c
+	return t
+end
+local stop = clock() + tonumber(arg[1])
+io.open(arg[2], "w"):close()
+while clock() < stop do mix(100000); alloc(20000) end
+print(string.format("%.1f %.1f", 100 * tm / (tm + ta), 100 * ta / (tm + ta)))
+EOF
+
+# bp_share FOLDED NAME: % of the samples whose stack holds Lua function NAME.
+bp_share() {
+	awk -v re=";$2 \\\\(" '{ t += $NF; if ($0 ~ re) s += $NF } END { printf "%.1f", t ? 100 * s / t : 0 }' "$1"
+}
+# jp_share OUT NAME: the same from jit.p's G output ("frame;frame;... count", names bare).
+jp_share() {
+	awk -v n="$2" '{ t += $NF; k = $0; sub(/ [0-9]+$/, "", k); if ((";" k ";") ~ (";" n ";")) s += $NF }
+		END { printf "%.1f", t ? 100 * s / t : 0 }' "$1"
+}
+jp_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+# close A B: A and B (per cent) within 5 points.
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
+
+# run NAME LUAJIT JITFLAG SCRIPT: the script under jit.p, bpfprof -p on it once it runs.
+run() {
+	local name=$1 lj=$2 flag=$3 script=$4 pid
+	"$lj" "$flag" -jp=Gfi1,"$T/$name.jp" "$T/$script" $((RUN_S + 2)) "$T/$name.ready" > "$T/$name.out" &
+	pid=$!
+	BG_PIDS+=($pid)
+	while [ ! -e "$T/$name.ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.05; done
+	$BPFPROF -F $F -d $RUN_S -p $pid -o "$T/$name.folded" 2> "$T/$name.err"
+	RC=$?
+	wait $pid
+}
+
+# 1. alpha, beta, gamma: the same split from both, and near the workload's own.
+for b in "${LUAJITS[@]}"; do
+	for flag in -jon -joff; do
+		name=${b%%:*}$flag
+		run "$name" "${b#*:}" $flag split.lua
+		read -r wa wb wg < "$T/$name.out"
+		total=$(folded_total "$T/$name.folded")
+		jtotal=$(jp_total "$T/$name.jp")
+		if [ "$RC" != 0 ] || [ "${total:-0}" -lt 2000 ] || [ "$jtotal" -lt 500 ]; then
+			not_ok "$name: too few samples (bpfprof rc $RC, ${total:-no} samples; jit.p $jtotal)"
+			diag "$T/$name.err"
+			continue
+		fi
+		i=0
+		for fn in alpha beta gamma; do
+			bp=$(bp_share "$T/$name.folded" $fn)
+			jp=$(jp_share "$T/$name.jp" $fn)
+			own=$wa; [ $fn = beta ] && own=$wb; [ $fn = gamma ] && own=$wg
+			check "$name: $fn $bp % of $total samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %)" \
+				'close "$bp" "$jp" && close "$bp" "$own"'
+		done
+	done
+done
+
+# 2. Inlined functions and garbage: what holds mix() and alloc() from both, and near the
+# workload's own split; the leaf split in mix() checked where the interpreter runs it.
+for flag in -jon -joff; do
+	name=inline$flag
+	run "$name" /usr/bin/luajit $flag inline.lua
+	read -r wm wa < "$T/$name.out"
+	total=$(folded_total "$T/$name.folded")
+	jtotal=$(jp_total "$T/$name.jp")
+	for fn in mix alloc; do
+		bp=$(bp_share "$T/$name.folded" $fn)
+		jp=$(jp_share "$T/$name.jp" $fn)
+		own=$wm; [ $fn = alloc ] && own=$wa
+		check "$name: $fn $bp % of ${total:-no} samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %)" \
+			'[ "$RC" = 0 ] && [ "${total:-0}" -gt 2000 ] && close "$bp" "$jp" && close "$bp" "$own"'
+	done
+	a_bp=$(bp_share "$T/$name.folded" a); b_bp=$(bp_share "$T/$name.folded" b)
+	a_jp=$(jp_share "$T/$name.jp" a); b_jp=$(jp_share "$T/$name.jp" b)
+	if [ $flag = -joff ]; then
+		check "$name: a() $a_bp % and b() $b_bp % in bpfprof, $a_jp % and $b_jp % in jit.p (within 5 points)" \
+			'close "$a_bp" "$a_jp" && close "$b_bp" "$b_jp"'
+	else
+		echo "# $name: a() and b() inlined into mix()'s trace: bpfprof $a_bp % and $b_bp % (counted as mix)," \
+			"jit.p $a_jp % and $b_jp %"
+		echo "# $name: samples with no Lua frame (a GC step from a trace among them):" \
+			"$(sum_matching "$T/$name.folded" '^luajit;.truncated.;') of $total start [truncated]"
+	fi
+done
