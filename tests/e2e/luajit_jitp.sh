@@ -18,11 +18,10 @@
 #   its caller's trace has no frame on the stack and counts as the caller.
 #   jit.p's checks (IR_PROF) split such code by function. Part 2: a() and
 #   b(), no loops, inlined into mix()'s loop: reported, checked with -joff.
-# - A GC step entered from a trace (lj_gc_step_jit, vmstate GC): bpfprof
-#   keeps neither Lua nor native frames ("luajit;[truncated];[anon+...];
-#   [luajit+...]": the walk stops at the trace's code), 16 % of all the
-#   samples: alloc() kept 12-13 % against the workload's 28-30 % and jit.p's
-#   29-31 %. Part 2's alloc check fails for it with the JIT on.
+# Part 2's alloc() also checks a GC step entered from a trace
+# (lj_gc_step_jit, vmstate GC): the native walk goes on at the VM's C frame
+# under the trace's code, the Lua frames from jit_base (before that was so,
+# 16 % of the samples kept neither, and alloc() had 12 % against 29 %).
 . tests/lib.sh
 
 RUN_S=6
