@@ -20,9 +20,13 @@
  * C frame of the resume lies right below the resumer's, which records the
  * resumer's lua_State.
  *
- * A sample in a trace's machine code (which has no CFI) is stepped over to
- * the VM's C frame below it, spadjust bytes up (struct jit_frame): the
- * native walk then goes on through the VM and the C that called it.
+ * A sample in a trace's machine code (which has no CFI), or in what the
+ * trace called, is stepped over to the VM's C frame the trace runs on
+ * (struct jit_frame): the native walk then goes on through the VM and the
+ * C that called it.
+ *
+ * Each read of the process's memory costs (some 100 ns): what one struct
+ * holds is read at once, and a frame costs three or four reads.
  */
 #ifndef BPFPROF_LUAJIT_BPF_H
 #define BPFPROF_LUAJIT_BPF_H
@@ -77,8 +81,40 @@ struct {
 	__uint(max_entries, 1 << 20);
 } lua_notices SEC(".maps");
 
-/* The walk's state, per CPU; its frames go into py_scratch's stack (python.bpf.h). */
+/* A function's header as one read gives it: GCfunc from two bytes before its ffid to its pc. */
+struct lj_func_head {
+	__u8 unused[2];
+	__u8 ffid;		/* LJ_FN_FFID */
+	__u8 nupvalues;
+	__u8 pad[20];
+	__u64 pc;		/* LJ_FN_PC */
+};
+#define LJ_FUNC_HEAD_AT (LJ_FN_FFID - 2)
+_Static_assert(__builtin_offsetof(struct lj_func_head, pc) == LJ_FN_PC - LJ_FUNC_HEAD_AT,
+	       "struct lj_func_head is GCfunc's");
+
+/* A lua_State as one read gives it: from its glref to its cframe. */
+struct lj_state {
+	__u64 glref, gclist, base, top, maxstack, stack, openupval, env, cframe;
+};
+#define LJ_STATE_AT LJ_L_GLREF
+_Static_assert(__builtin_offsetof(struct lj_state, base) == LJ_L_BASE - LJ_STATE_AT &&
+	       __builtin_offsetof(struct lj_state, stack) == LJ_L_STACK - LJ_STATE_AT &&
+	       __builtin_offsetof(struct lj_state, cframe) == LJ_L_CFRAME - LJ_STATE_AT,
+	       "struct lj_state is lua_State's");
+
+/* The global state's fields the walk reads, as one read gives them: vmstate to jit_base. */
+#define LJ_GLOBAL_AT LJ_G_VMSTATE
+#define LJ_GLOBAL_BYTES (LJ_G_JIT_BASE + 8 - LJ_G_VMSTATE)
+#define LJ_GLOBAL(w, type, field) (*(type *)&(w)->global[(field) - LJ_GLOBAL_AT])
+
+/*
+ * The walk's state, per CPU, and its frames (in a Python stack's shape:
+ * store_interp_stack stores either).
+ */
 struct lua_walk {
+	struct py_stack stack;
+	__u64 last_hash;	/* the py_hash the last walk gave (0: none): whose stack is here */
 	struct user_regs regs;
 	__u32 pid;		/* whose: lua_sample is for the same thread */
 	__u64 vm_begin, vm_end;
@@ -94,6 +130,7 @@ struct lua_walk {
 	__u32 resumes;		/* coroutines left for their resumers */
 	bool ready;		/* lua_before_walk found g and L: lua_sample walks */
 	bool skip;		/* the next frame is a vararg function's own: already recorded */
+	__u8 global[LJ_GLOBAL_BYTES];
 };
 
 struct {
@@ -178,23 +215,6 @@ static __always_inline __u32 vm_state_of(__s32 vmstate)
 	}
 }
 
-/*
- * A frame of function fn whose next instruction is at pc: whether pc lies
- * in fn's bytecode (a Lua function's). The top frame's registers are
- * trusted only then.
- */
-static __always_inline bool pc_in_function(__u64 fn, __u64 pc)
-{
-	__u64 bc;
-	__u32 sizebc;
-
-	if (!fn || lj_read_u32(fn + LJ_FN_FFID) & 0xff)
-		return false;
-	bc = lj_read(fn + LJ_FN_PC);
-	sizebc = lj_read_u32(bc - LJ_PROTO_SIZE + LJ_PROTO_SIZEBC);
-	return bc && pc > bc && pc <= bc + (__u64)sizebc * 4;
-}
-
 /* The function of the frame whose base is base (its slot below the link), or 0. */
 static __always_inline __u64 frame_function(__u64 base)
 {
@@ -204,31 +224,70 @@ static __always_inline __u64 frame_function(__u64 base)
 	return (__u32)((__s64)tv >> 47) == LJ_ITYPE_FUNC ? tv & LJ_GCPTR_MASK : 0;
 }
 
-/* The lua_State L's frames from its saved base, the newest's pc from its C frame. */
-static __always_inline void start_at_saved(struct lua_walk *w, __u64 L)
+/*
+ * A frame of function fn whose next instruction is at pc: whether pc lies
+ * in fn's bytecode (a Lua function's). The top frame's registers are
+ * trusted only then.
+ */
+static __always_inline bool pc_in_function(__u64 fn, __u64 pc)
 {
-	__u64 cf = lj_read(L + LJ_L_CFRAME) & ~3ull;
+	struct lj_func_head h;
+	__u32 sizebc;
 
-	w->L = L;
-	w->stack_lo = lj_read(L + LJ_L_STACK);
-	w->f = lj_read(L + LJ_L_BASE) - 8;
-	w->pc = cf ? lj_read(cf + LJ_CFRAME_PC) : 0;
-	if (w->pc && !pc_in_function(frame_function(w->f + 8), w->pc))
-		w->pc = 0;
+	if (!fn || bpf_probe_read_user(&h, sizeof(h), (void *)(fn + LJ_FUNC_HEAD_AT)) || h.ffid ||
+	    !h.pc || pc <= h.pc)
+		return false;
+	sizebc = lj_read_u32(h.pc - LJ_PROTO_SIZE + LJ_PROTO_SIZEBC);
+	return pc <= h.pc + (__u64)sizebc * 4;
 }
 
 /*
+ * The lua_State L's frames from its saved base, the newest's pc from its C
+ * frame (*cframe); false if L cannot be read or is in no call into the VM
+ * (no C frame: the thread runs no Lua on it).
+ */
+static __always_inline bool start_at_saved(struct lua_walk *w, __u64 L, __u64 *cframe)
+{
+	struct lj_state s;
+	__u64 cf;
+
+	if (bpf_probe_read_user(&s, sizeof(s), (void *)(L + LJ_STATE_AT)) || !(cf = s.cframe & ~3ull))
+		return false;
+	w->L = L;
+	w->stack_lo = s.stack;
+	w->f = s.base - 8;
+	w->pc = lj_read(cf + LJ_CFRAME_PC);
+	if (w->pc && !pc_in_function(frame_function(s.base), w->pc))
+		w->pc = 0;
+	if (cframe)
+		*cframe = cf;
+	return true;
+}
+
+/* A trace's fields the walk reads, as one read gives them: startpt to mcode. */
+struct lj_trace {
+	__u64 startpt, startpc;
+	__u32 startins, szmcode;
+	__u64 mcode;
+};
+_Static_assert(__builtin_offsetof(struct lj_trace, startpc) == LJ_TRACE_STARTPC - LJ_TRACE_STARTPT &&
+	       __builtin_offsetof(struct lj_trace, szmcode) == LJ_TRACE_SZMCODE - LJ_TRACE_STARTPT &&
+	       __builtin_offsetof(struct lj_trace, mcode) == LJ_TRACE_MCODE - LJ_TRACE_STARTPT,
+	       "struct lj_trace is GCtrace's");
+
+/*
  * Before the native walk: is the sampled thread's process LuaJIT's, what is
- * its VM doing; in a trace, how the native walk steps over it (jit). A
- * global function: the verifier checks it once.
+ * its VM doing; how the native walk steps over code whose CFI does not
+ * hold (jit). A global function: the verifier checks it once.
  */
 __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r,
 			       struct jit_frame *jit, struct sample_stats *st)
 {
 	struct luajit_process *p;
+	struct lj_trace t;
 	struct lua_walk *w;
 	__u32 zero = 0;
-	__u64 g, L, T, base;
+	__u64 g, L, base, cframe = 0;
 
 	if (!key || !r || !jit || !st)
 		return 0;
@@ -247,13 +306,13 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 		return 0;
 	}
 	g = global_state(p, r, key->tgid, key->pid);
-	if (!g) {
+	if (!g || bpf_probe_read_user(w->global, sizeof(w->global), (void *)(g + LJ_GLOBAL_AT))) {
 		st->v[STAT_LUA_NO_STATE]++;
 		return 0;
 	}
-	L = lj_read(g + LJ_G_CUR_L) & LJ_GCPTR_MASK;
+	L = LJ_GLOBAL(w, __u64, LJ_G_CUR_L) & LJ_GCPTR_MASK;
 	/* A lua_State outside every call into the VM has no C frame: the thread runs no Lua. */
-	if (!L || !(lj_read(L + LJ_L_CFRAME) & ~3ull)) {
+	if (!L || !start_at_saved(w, L, &cframe)) {
 		st->v[STAT_LUA_NOT_RUNNING]++;
 		return 0;
 	}
@@ -261,36 +320,36 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	w->vm_begin = p->vm_begin;
 	w->vm_end = p->vm_end;
 	w->g = g;
-	w->vmstate = (__s32)lj_read_u32(g + LJ_G_VMSTATE);
+	w->vmstate = LJ_GLOBAL(w, __s32, LJ_G_VMSTATE);
 	w->state = vm_state_of(w->vmstate);
 	w->ready = true;
 	w->pid = key->pid;
-	start_at_saved(w, L);
-	base = lj_read(g + LJ_G_JIT_BASE);
+	base = LJ_GLOBAL(w, __u64, LJ_G_JIT_BASE);
 	if (base) {
 		/*
 		 * In a trace, or in what it called (C through the FFI, a helper,
 		 * the GC): the trace's code has no CFI, and it runs on the VM's C
 		 * frame, L's, lowered by its own. Its frames start at jit_base.
 		 */
-		jit->vm_sp = lj_read(L + LJ_L_CFRAME) & ~3ull;
+		jit->vm_sp = cframe;
 		jit->vm_pc = p->vm_begin + 1;
 		w->f = base - 8;
 		w->pc = 0;
 	}
 	if (w->state == LUA_VM_TRACE) {
-		__u64 traces = lj_read(g + p->g_j + LJ_J_TRACE), mcode;
+		__u64 traces = lj_read(g + p->g_j + LJ_J_TRACE), T = 0;
 		__u32 sizetrace = lj_read_u32(g + p->g_j + LJ_J_SIZETRACE);
 
-		T = (__u32)w->vmstate < sizetrace ? lj_read(traces + (__u64)w->vmstate * 8) & LJ_GCPTR_MASK
-						  : 0;
-		mcode = T ? lj_read(T + LJ_TRACE_MCODE) : 0;
+		if ((__u32)w->vmstate < sizetrace)
+			T = lj_read(traces + (__u64)w->vmstate * 8) & LJ_GCPTR_MASK;
+		if (!T || bpf_probe_read_user(&t, sizeof(t), (void *)(T + LJ_TRACE_STARTPT)))
+			t.mcode = t.szmcode = t.startpc = 0;
 		/* Not in the trace's own code: in C it called (FFI) or a helper of the VM's. */
-		if (!mcode || r->ip < mcode || r->ip >= mcode + lj_read_u32(T + LJ_TRACE_SZMCODE))
+		if (!t.mcode || r->ip < t.mcode || r->ip >= t.mcode + t.szmcode)
 			w->state = LUA_VM_C;
 		/* The frames the trace inlined are on no stack: its first function, where it starts. */
-		if (base && T)
-			w->pc = lj_read(T + LJ_TRACE_STARTPC) + 4;
+		if (base && t.startpc)
+			w->pc = t.startpc + 4;
 	} else if (w->state == LUA_VM_INTERP && r->ip >= p->vm_begin && r->ip < p->vm_end) {
 		/*
 		 * The VM's frame holds L: if not at sp, the VM called one of its
@@ -316,25 +375,24 @@ static __always_inline long lua_walk_end(struct lua_walk *w, __u32 end)
 }
 
 /* Marks the newest frame recorded: the first the VM ran since C called it. */
-static __always_inline void mark_entry(struct lua_walk *w, struct py_stack *s)
+static __always_inline void mark_entry(struct lua_walk *w)
 {
-	__u32 n = s->n;
+	__u32 n = w->stack.n;
 
 	if (n && w->recorded)
-		s->frames[(n - 1) & (PY_MAX_FRAMES - 1)].instr |= PY_FRAME_ENTRY;
+		w->stack.frames[(n - 1) & (PY_MAX_FRAMES - 1)].instr |= PY_FRAME_ENTRY;
 	w->recorded = 0;
 }
 
-static __always_inline void record(struct lua_walk *w, struct py_stack *s, __u64 code, __u32 instr,
-				   __u32 line)
+static __always_inline void record(struct lua_walk *w, __u64 code, __u32 instr, __u32 line)
 {
-	__u32 n = s->n;
-	struct py_frame *fr = &s->frames[n & (PY_MAX_FRAMES - 1)];
+	__u32 n = w->stack.n;
+	struct py_frame *fr = &w->stack.frames[n & (PY_MAX_FRAMES - 1)];
 
 	fr->code = code;
 	fr->instr = instr;
 	fr->firstlineno = line;
-	s->n = n + 1;
+	w->stack.n = n + 1;
 	w->recorded++;
 	w->hash = (w->hash ^ code) * 0x9e3779b97f4a7c15ull;
 	w->hash = (w->hash ^ ((__u64)instr << 32 | line)) * 0x9e3779b97f4a7c15ull;
@@ -349,9 +407,13 @@ static __always_inline void record(struct lua_walk *w, struct py_stack *s, __u64
  */
 static __always_inline bool to_resumer(struct lua_walk *w)
 {
-	__u64 cf = lj_read(w->L + LJ_L_CFRAME), raw, ret, L;
+	__u64 cf, raw, ret, L;
 	int i;
 
+	/* The main thread is no coroutine. */
+	if (w->L == (LJ_GLOBAL(w, __u64, LJ_G_MAINTHREAD) & LJ_GCPTR_MASK))
+		return false;
+	cf = lj_read(w->L + LJ_L_CFRAME);
 	for (i = 0; i < 4 && cf && !(cf & 1); i++)
 		cf = lj_read((cf & ~3ull) + LJ_CFRAME_PREV);
 	if (!(cf & 1) || w->resumes >= 8)
@@ -362,10 +424,9 @@ static __always_inline bool to_resumer(struct lua_walk *w)
 		return false;
 	/* The resumer's VM called the resume: its C frame starts where the resume's ends. */
 	L = lj_read(raw + LJ_CFRAME_SIZE + LJ_CFRAME_L);
-	if (!L || L == w->L || lj_read(L + LJ_L_GLREF) != w->g)
+	if (!L || L == w->L || lj_read(L + LJ_L_GLREF) != w->g || !start_at_saved(w, L, NULL))
 		return false;
 	w->resumes++;
-	start_at_saved(w, L);
 	w->pc = 0;
 	return true;
 }
@@ -373,41 +434,40 @@ static __always_inline bool to_resumer(struct lua_walk *w)
 /* One frame: its function recorded (if Lua's, or a fast function), then down its link. */
 static long lua_walk_step(__u32 i, void *unused)
 {
-	__u64 fn, ftsz, bc, proto, delta;
-	__u32 zero = 0, ffid, pos, line;
+	struct lj_func_head h;
+	__u64 slots[2], fn, ftsz, proto, delta;
+	__u32 zero = 0, pos, line;
 	struct lua_walk *w;
-	struct py_walk *pw;
-	struct py_stack *s;
 
 	w = bpf_map_lookup_elem(&lua_scratch, &zero);
-	pw = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w || !pw)
+	if (!w)
 		return 1;
-	s = &pw->stack;
 	if (w->f <= w->stack_lo + 8) {
-		mark_entry(w, s);
+		mark_entry(w);
 		return to_resumer(w) ? 0 : lua_walk_end(w, PY_WALK_WHOLE);
 	}
-	if (s->n >= PY_MAX_FRAMES)
+	if (w->stack.n >= PY_MAX_FRAMES)
 		return lua_walk_end(w, PY_WALK_DEPTH);
-	fn = frame_function(w->f + 8);
-	ftsz = lj_read(w->f);
-	if (!fn || !ftsz)
+	/* The frame's function and its link, side by side. */
+	if (bpf_probe_read_user(slots, sizeof(slots), (void *)(w->f - 8)))
 		return lua_walk_end(w, PY_WALK_FAULT);
-	ffid = lj_read_u32(fn + LJ_FN_FFID) & 0xff;
+	fn = (__u32)((__s64)slots[0] >> 47) == LJ_ITYPE_FUNC ? slots[0] & LJ_GCPTR_MASK : 0;
+	ftsz = slots[1];
+	if (!fn || !ftsz || bpf_probe_read_user(&h, sizeof(h), (void *)(fn + LJ_FUNC_HEAD_AT)))
+		return lua_walk_end(w, PY_WALK_FAULT);
 	if (!w->skip) {
-		if (ffid == 0) {
-			bc = lj_read(fn + LJ_FN_PC);
-			proto = bc - LJ_PROTO_SIZE;
+		if (h.ffid == 0) {
+			proto = h.pc - LJ_PROTO_SIZE;
 			line = lj_read_u32(proto + LJ_PROTO_FIRSTLINE);
-			pos = w->pc > bc && w->pc - bc <= (__u64)lj_read_u32(proto + LJ_PROTO_SIZEBC) * 4
-				? (__u32)((w->pc - bc) / 4 - 1) : LUA_NO_PC;
-			record(w, s, proto, pos, line);
-		} else if (ffid == 1) {
+			/* Where in the bytecode; userspace checks it against the prototype's size. */
+			pos = w->pc > h.pc && w->pc - h.pc < (__u64)LUA_NO_PC * 4
+				? (__u32)((w->pc - h.pc) / 4 - 1) : LUA_NO_PC;
+			record(w, proto, pos, line);
+		} else if (h.ffid == 1) {
 			/* A C function: its native frames show it; kept for where the VM was entered. */
-			record(w, s, lj_read(fn + LJ_FN_F), LUA_FRAME_CFUNC, 0);
+			record(w, lj_read(fn + LJ_FN_F), LUA_FRAME_CFUNC, 0);
 		} else {
-			record(w, s, 0, LUA_FRAME_BUILTIN | ffid, 0);
+			record(w, 0, LUA_FRAME_BUILTIN | h.ffid, 0);
 		}
 	}
 	w->skip = false;
@@ -420,8 +480,8 @@ static long lua_walk_step(__u32 i, void *unused)
 		delta = (2 + (__u64)a) * 8;
 		w->pc = ftsz;
 		/* The frame recorded last (a vararg function's, for its own frame) is the callee. */
-		if (s->n) {
-			s->frames[(s->n - 1) & (PY_MAX_FRAMES - 1)].instr |= LUA_FRAME_CALLED;
+		if (w->stack.n) {
+			w->stack.frames[(w->stack.n - 1) & (PY_MAX_FRAMES - 1)].instr |= LUA_FRAME_CALLED;
 			w->hash = (w->hash ^ LUA_FRAME_CALLED) * 0x9e3779b97f4a7c15ull;
 		}
 	} else {
@@ -433,7 +493,7 @@ static long lua_walk_step(__u32 i, void *unused)
 			break;
 		case 1:	/* called from C */
 		case 5:	/* a protected call from C */
-			mark_entry(w, s);
+			mark_entry(w);
 			break;
 		}
 	}
@@ -444,21 +504,21 @@ static long lua_walk_step(__u32 i, void *unused)
 }
 
 /*
- * After the native walk: the Lua frames into py_scratch's stack and their
- * hash into key->py_hash, as Python's; nothing when lua_before_walk found
- * no Lua running.
+ * After the native walk: the Lua frames into the scratch's stack and their
+ * hash into key->py_hash; nothing when lua_before_walk found no Lua running.
  */
 __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 {
 	struct lua_walk *w;
-	struct py_walk *pw;
 	__u32 zero = 0;
 
 	if (!key || !st)
 		return 0;
 	w = bpf_map_lookup_elem(&lua_scratch, &zero);
-	pw = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w || !pw || !w->ready || w->pid != key->pid)
+	if (!w)
+		return 0;
+	w->last_hash = 0;
+	if (!w->ready || w->pid != key->pid)
 		return 0;
 	w->ready = false;
 	w->hash = 0x84222325cbf29ce4ull ^ w->state;
@@ -466,30 +526,47 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	w->recorded = 0;
 	w->resumes = 0;
 	w->skip = false;
-	pw->stack.n = 0;
+	w->stack.n = 0;
 	bpf_loop(PY_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
-	pw->stack.end = w->end;
-	pw->stack.runtime = RUNTIME_LUAJIT;
-	pw->stack.state = w->state;
+	w->stack.end = w->end;
+	w->stack.runtime = RUNTIME_LUAJIT;
+	w->stack.state = w->state;
 	st->v[STAT_LUA_STATE + (w->state < LUA_VM_STATE_MAX ? w->state : 0)]++;
-	if (!pw->stack.n) {
+	if (!w->stack.n) {
 		st->v[STAT_LUA_NO_FRAME]++;
 		return 0;
 	}
 	st->v[STAT_LUA_END + (w->end < PY_WALK_END_MAX ? w->end : PY_WALK_FAULT)]++;
 	key->py_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
+	w->last_hash = key->py_hash;
 	return 1;
 }
 
 /* The sample's Lua frames walked and stored; the fallback's cause, or -1 (python_sample's twin). */
 __noinline int luajit_sample(struct sample_key *key, __u32 set, struct sample_stats *st)
 {
+	struct lua_walk *w;
+	__u32 zero = 0;
 	int cause = -1;
 
-	if (!key || !st || !lua_sample(key, st))
+	if (!key || !st || !lua_sample(key, st) || !(w = bpf_map_lookup_elem(&lua_scratch, &zero)))
 		return -1;
-	store_interp_stack(set & 1, key, st, &cause, &lua_notices);
+	store_interp_stack(set & 1, key, st, &cause, &lua_notices, &w->stack);
 	return cause;
+}
+
+/* The Lua frames key names (walked last on this CPU) into out; false if they are not Lua's. */
+static __always_inline bool luajit_stack_copy(const struct sample_key *key, struct py_stack *out)
+{
+	struct lua_walk *w;
+	__u32 zero = 0;
+
+	w = key->py_hash ? bpf_map_lookup_elem(&lua_scratch, &zero) : NULL;
+	if (!w || w->last_hash != key->py_hash)
+		return false;
+	if (bpf_probe_read_kernel(out, sizeof(*out), &w->stack))
+		out->n = 0;
+	return true;
 }
 
 #endif

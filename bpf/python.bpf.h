@@ -267,25 +267,21 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 }
 
 /*
- * The interpreter stack walked (py_scratch's: Python's, or another
- * runtime's in its shape) into the active set's pystacks, and to userspace
- * through the runtime's ring notices if new there.
+ * An interpreter stack walked (stack, in a map's per-CPU scratch: Python's,
+ * or another runtime's in its shape) into the active set's pystacks, and to
+ * userspace through the runtime's ring notices if new there.
  */
 static __always_inline void store_interp_stack(__u32 set, const struct sample_key *key,
-					       struct sample_stats *st, int *cause, void *notices)
+					       struct sample_stats *st, int *cause, void *notices,
+					       const struct py_stack *stack)
 {
 	void *pystacks = set ? (void *)&pystacks1 : (void *)&pystacks0;
 	struct py_notice *notice;
-	struct py_walk *w;
-	__u32 zero = 0;
 	long err;
 
 	if (!key->py_hash || bpf_map_lookup_elem(pystacks, &key->py_hash))
 		return;
-	w = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w)
-		return;
-	err = bpf_map_update_elem(pystacks, &key->py_hash, &w->stack, BPF_NOEXIST);
+	err = bpf_map_update_elem(pystacks, &key->py_hash, stack, BPF_NOEXIST);
 	if (err) {
 		if (err != -EEXIST) {
 			st->v[STAT_PYSTACKS_FULL]++;
@@ -300,7 +296,7 @@ static __always_inline void store_interp_stack(__u32 set, const struct sample_ke
 	}
 	notice->tgid = key->tgid;
 	notice->gen = key->gen;
-	if (bpf_probe_read_kernel(&notice->stack, sizeof(notice->stack), &w->stack)) {
+	if (bpf_probe_read_kernel(&notice->stack, sizeof(notice->stack), stack)) {
 		bpf_ringbuf_discard(notice, 0);
 		st->v[STAT_PY_NOTICES_LOST]++;
 		return;
@@ -329,12 +325,16 @@ static __always_inline void python_stack_copy(const struct sample_key *key, stru
  */
 __noinline int python_sample(struct sample_key *key, __u32 set, struct sample_stats *st)
 {
+	struct py_walk *w;
+	__u32 zero = 0;
 	int cause = -1;
 
 	if (!key || !st)
 		return -1;
 	walk_python(key, st);
-	store_interp_stack(set & 1, key, st, &cause, &py_notices);
+	w = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (w)
+		store_interp_stack(set & 1, key, st, &cause, &py_notices, &w->stack);
 	return cause;
 }
 

@@ -55,4 +55,12 @@ static __always_inline void runtime_frames(struct sample_key *key, __u32 set, st
 		take_cause(luajit_sample(key, set, st), cause);
 }
 
+/* The interpreter frames key names (walked last on this CPU) into out; out->n 0 if none. */
+static __always_inline void runtime_stack_copy(const struct sample_key *key, struct py_stack *out)
+{
+	if (settings.luajit_frames && luajit_stack_copy(key, out))
+		return;
+	python_stack_copy(key, out);
+}
+
 #endif
