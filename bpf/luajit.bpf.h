@@ -109,10 +109,33 @@ _Static_assert(__builtin_offsetof(struct lj_state, base) == LJ_L_BASE - LJ_STATE
 #define LJ_GLOBAL(w, type, field) (*(type *)&(w)->global[(field) - LJ_GLOBAL_AT])
 
 /*
+ * What one walk has read, so that it reads each thing once: the Lua stack
+ * below the frame it is at, a window of slots read at once (frames lie a
+ * few slots apart); the functions met (a recursion meets one many times),
+ * in a small table of their own. Only for the one walk: the stack and its
+ * functions are what they are at the sample, but not a moment later.
+ */
+#define LJ_WINDOW_SLOTS 64
+#define LJ_FUNCS_SEEN 4
+
+struct lj_func_seen {
+	__u64 fn;		/* 0: empty */
+	__u64 pc;		/* its bytecode (a Lua function's), as its header says */
+	__u64 f;		/* a C function's address */
+	__u32 firstline;	/* a Lua function's prototype's */
+	__u8 ffid;
+};
+
+/*
  * The walk's state, per CPU, and its frames (in a Python stack's shape:
  * store_interp_stack stores either).
  */
 struct lua_walk {
+	__u64 window[LJ_WINDOW_SLOTS];
+	__u64 window_lo;	/* the address of window[0] */
+	__u32 window_n;		/* slots read into it; 0: none */
+	__u32 funcs_next;	/* where the next function seen goes */
+	struct lj_func_seen funcs[LJ_FUNCS_SEEN];
 	struct py_stack stack;
 	__u64 last_hash;	/* the py_hash the last walk gave (0: none): whose stack is here */
 	struct user_regs regs;
@@ -431,12 +454,79 @@ static __always_inline bool to_resumer(struct lua_walk *w)
 	return true;
 }
 
+/*
+ * The two slots at addr (a frame's function and its link), from the
+ * window if it holds them, else from a new window: the slots up to them,
+ * down to the stack's start, in one read.
+ */
+static __always_inline bool frame_slots(struct lua_walk *w, __u64 addr, __u64 *tv, __u64 *link)
+{
+	__u64 lo, idx, bytes;
+
+	if (addr & 7)
+		return false;
+	if (addr >= w->window_lo && addr + 16 <= w->window_lo + (__u64)w->window_n * 8) {
+		idx = (addr - w->window_lo) / 8;
+		if (idx > LJ_WINDOW_SLOTS - 2)
+			return false;
+		*tv = w->window[idx];
+		*link = w->window[idx + 1];
+		return true;
+	}
+	lo = addr + 16 - LJ_WINDOW_SLOTS * 8;
+	if (lo < w->stack_lo && w->stack_lo < addr)
+		lo = w->stack_lo & ~7ull;
+	bytes = addr + 16 - lo;
+	w->window_n = 0;
+	if (bytes > LJ_WINDOW_SLOTS * 8 || bytes < 16 ||
+	    bpf_probe_read_user(w->window, bytes, (void *)lo)) {
+		/* The window could not be had (its low end unmapped): the two slots alone. */
+		__u64 two[2];
+
+		if (bpf_probe_read_user(two, sizeof(two), (void *)addr))
+			return false;
+		*tv = two[0];
+		*link = two[1];
+		return true;
+	}
+	w->window_lo = lo;
+	w->window_n = bytes / 8;
+	*tv = w->window[(bytes / 8 - 2) & (LJ_WINDOW_SLOTS - 1)];
+	*link = w->window[(bytes / 8 - 1) & (LJ_WINDOW_SLOTS - 1)];
+	return true;
+}
+
+/* What the walk needs of function fn: from those this walk met, else read (and kept). */
+static __always_inline struct lj_func_seen *function_seen(struct lua_walk *w, __u64 fn)
+{
+	struct lj_func_head h;
+	struct lj_func_seen *s;
+	__u32 i;
+
+	for (i = 0; i < LJ_FUNCS_SEEN; i++)
+		if (w->funcs[i].fn == fn)
+			return &w->funcs[i];
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)(fn + LJ_FUNC_HEAD_AT)))
+		return NULL;
+	s = &w->funcs[w->funcs_next++ & (LJ_FUNCS_SEEN - 1)];
+	s->fn = fn;
+	s->pc = h.pc;
+	s->ffid = h.ffid;
+	s->f = 0;
+	s->firstline = 0;
+	if (h.ffid == 0)
+		s->firstline = lj_read_u32(h.pc - LJ_PROTO_SIZE + LJ_PROTO_FIRSTLINE);
+	else if (h.ffid == 1)
+		s->f = lj_read(fn + LJ_FN_F);
+	return s;
+}
+
 /* One frame: its function recorded (if Lua's, or a fast function), then down its link. */
 static long lua_walk_step(__u32 i, void *unused)
 {
-	struct lj_func_head h;
-	__u64 slots[2], fn, ftsz, proto, delta;
-	__u32 zero = 0, pos, line;
+	struct lj_func_seen *s;
+	__u64 tv, fn, ftsz, delta;
+	__u32 zero = 0, pos;
 	struct lua_walk *w;
 
 	w = bpf_map_lookup_elem(&lua_scratch, &zero);
@@ -449,25 +539,22 @@ static long lua_walk_step(__u32 i, void *unused)
 	if (w->stack.n >= PY_MAX_FRAMES)
 		return lua_walk_end(w, PY_WALK_DEPTH);
 	/* The frame's function and its link, side by side. */
-	if (bpf_probe_read_user(slots, sizeof(slots), (void *)(w->f - 8)))
+	if (!frame_slots(w, w->f - 8, &tv, &ftsz))
 		return lua_walk_end(w, PY_WALK_FAULT);
-	fn = (__u32)((__s64)slots[0] >> 47) == LJ_ITYPE_FUNC ? slots[0] & LJ_GCPTR_MASK : 0;
-	ftsz = slots[1];
-	if (!fn || !ftsz || bpf_probe_read_user(&h, sizeof(h), (void *)(fn + LJ_FUNC_HEAD_AT)))
+	fn = (__u32)((__s64)tv >> 47) == LJ_ITYPE_FUNC ? tv & LJ_GCPTR_MASK : 0;
+	if (!fn || !ftsz || !(s = function_seen(w, fn)))
 		return lua_walk_end(w, PY_WALK_FAULT);
 	if (!w->skip) {
-		if (h.ffid == 0) {
-			proto = h.pc - LJ_PROTO_SIZE;
-			line = lj_read_u32(proto + LJ_PROTO_FIRSTLINE);
+		if (s->ffid == 0) {
 			/* Where in the bytecode; userspace checks it against the prototype's size. */
-			pos = w->pc > h.pc && w->pc - h.pc < (__u64)LUA_NO_PC * 4
-				? (__u32)((w->pc - h.pc) / 4 - 1) : LUA_NO_PC;
-			record(w, proto, pos, line);
-		} else if (h.ffid == 1) {
+			pos = w->pc > s->pc && w->pc - s->pc < (__u64)LUA_NO_PC * 4
+				? (__u32)((w->pc - s->pc) / 4 - 1) : LUA_NO_PC;
+			record(w, s->pc - LJ_PROTO_SIZE, pos, s->firstline);
+		} else if (s->ffid == 1) {
 			/* A C function: its native frames show it; kept for where the VM was entered. */
-			record(w, lj_read(fn + LJ_FN_F), LUA_FRAME_CFUNC, 0);
+			record(w, s->f, LUA_FRAME_CFUNC, 0);
 		} else {
-			record(w, 0, LUA_FRAME_BUILTIN | h.ffid, 0);
+			record(w, 0, LUA_FRAME_BUILTIN | s->ffid, 0);
 		}
 	}
 	w->skip = false;
@@ -527,6 +614,9 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	w->resumes = 0;
 	w->skip = false;
 	w->stack.n = 0;
+	w->window_n = 0;
+	w->funcs_next = 0;
+	__builtin_memset(w->funcs, 0, sizeof(w->funcs));
 	bpf_loop(PY_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
 	w->stack.end = w->end;
 	w->stack.runtime = RUNTIME_LUAJIT;
