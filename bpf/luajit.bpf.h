@@ -136,6 +136,9 @@ struct lua_walk {
 	__u32 window_n;		/* slots read into it; 0: none */
 	__u32 funcs_next;	/* where the next function seen goes */
 	struct lj_func_seen funcs[LJ_FUNCS_SEEN];
+	__u64 calls_pc[LJ_FUNCS_SEEN];	/* return pcs met, and their call's A (the caller's frame) */
+	__u8 calls_a[LJ_FUNCS_SEEN];
+	__u32 calls_next;
 	struct py_stack stack;
 	__u64 last_hash;	/* the py_hash the last walk gave (0: none): whose stack is here */
 	struct user_regs regs;
@@ -521,6 +524,24 @@ static __always_inline struct lj_func_seen *function_seen(struct lua_walk *w, __
 	return s;
 }
 
+/* The A operand of the call instruction before return pc ret: as this walk read it, else read. */
+static __always_inline bool call_a(struct lua_walk *w, __u64 ret, __u8 *a)
+{
+	__u32 i;
+
+	for (i = 0; i < LJ_FUNCS_SEEN; i++)
+		if (w->calls_pc[i] == ret) {
+			*a = w->calls_a[i];
+			return true;
+		}
+	if (bpf_probe_read_user(a, 1, (void *)(ret - 3)))
+		return false;
+	i = w->calls_next++ & (LJ_FUNCS_SEEN - 1);
+	w->calls_pc[i] = ret;
+	w->calls_a[i] = *a;
+	return true;
+}
+
 /* One frame: its function recorded (if Lua's, or a fast function), then down its link. */
 static long lua_walk_step(__u32 i, void *unused)
 {
@@ -562,7 +583,7 @@ static long lua_walk_step(__u32 i, void *unused)
 		/* Called from Lua: ftsz is the return pc; the call's A says where the caller's frame is. */
 		__u8 a;
 
-		if (bpf_probe_read_user(&a, 1, (void *)(ftsz - 3)))
+		if (!call_a(w, ftsz, &a))
 			return lua_walk_end(w, PY_WALK_FAULT);
 		delta = (2 + (__u64)a) * 8;
 		w->pc = ftsz;
@@ -616,7 +637,9 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	w->stack.n = 0;
 	w->window_n = 0;
 	w->funcs_next = 0;
+	w->calls_next = 0;
 	__builtin_memset(w->funcs, 0, sizeof(w->funcs));
+	__builtin_memset(w->calls_pc, 0, sizeof(w->calls_pc));
 	bpf_loop(PY_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
 	w->stack.end = w->end;
 	w->stack.runtime = RUNTIME_LUAJIT;
