@@ -125,10 +125,6 @@ static __always_inline __s32 stack_id(void *ctx, __u32 set, bool user, struct sa
 }
 
 /*
- * Add value to key's count in the set (a sample: 1; off-CPU time: its
- * nanoseconds); false if the map is full.
- */
-/*
  * A key new to the set. At half the map userspace is woken to drain before
  * the period ends: thousands of threads a second, each its own key, would
  * fill the map and send the rest through the ring buffer, and lose them when
@@ -146,6 +142,10 @@ static __always_inline void new_key_in(__u32 set)
 		drain_asked[set & 1] = 0;	/* the ring was full: ask again at the next key */
 }
 
+/*
+ * Add value to key's count in the set (a sample: 1; off-CPU time: its
+ * nanoseconds); false if the map is full.
+ */
 static __always_inline bool count(__u32 set, const struct sample_key *key, __u64 value)
 {
 	void *counts = set ? (void *)&counts1 : (void *)&counts0;
