@@ -149,6 +149,9 @@ struct lua_walk {
 	__u64 f;		/* the next frame's link slot (its base - 8) */
 	__u64 pc;		/* the next frame's pc (the instruction after the one running); 0: unknown */
 	__u64 hash;
+	__u64 trace;		/* the trace the sample is in (or called from), 0: none */
+	__u32 trace_ofs;	/* where in its code */
+	__u32 traceno;
 	__s32 vmstate;
 	__u32 state;		/* enum lua_vm_state */
 	__u32 end;		/* enum py_walk_end, once ended */
@@ -290,16 +293,46 @@ static __always_inline bool start_at_saved(struct lua_walk *w, __u64 L, __u64 *c
 	return true;
 }
 
-/* A trace's fields the walk reads, as one read gives them: startpt to mcode. */
+/* A trace's fields the walk reads, as one read gives them: startpt to traceno. */
 struct lj_trace {
 	__u64 startpt, startpc;
 	__u32 startins, szmcode;
 	__u64 mcode;
+	__u32 mcloop;
+	__u16 nchild, spadjust;
+	__u16 traceno, link;
+	__u32 more;
 };
 _Static_assert(__builtin_offsetof(struct lj_trace, startpc) == LJ_TRACE_STARTPC - LJ_TRACE_STARTPT &&
 	       __builtin_offsetof(struct lj_trace, szmcode) == LJ_TRACE_SZMCODE - LJ_TRACE_STARTPT &&
-	       __builtin_offsetof(struct lj_trace, mcode) == LJ_TRACE_MCODE - LJ_TRACE_STARTPT,
+	       __builtin_offsetof(struct lj_trace, mcode) == LJ_TRACE_MCODE - LJ_TRACE_STARTPT &&
+	       __builtin_offsetof(struct lj_trace, spadjust) == LJ_TRACE_SPADJUST - LJ_TRACE_STARTPT &&
+	       __builtin_offsetof(struct lj_trace, traceno) == LJ_TRACE_TRACENO - LJ_TRACE_STARTPT,
 	       "struct lj_trace is GCtrace's");
+
+/*
+ * Where in trace T (read as t) the sample is: the instruction running, or
+ * the call to the C (FFI) or VM helper running. The trace runs with the
+ * VM's stack pointer (its C frame) lowered by spadjust, so a call from it
+ * left its return address right below that. 0 with w->trace_ofs, or -1.
+ */
+static __always_inline int trace_position(struct lua_walk *w, __u64 T, const struct lj_trace *t,
+					  __u64 ip, __u64 cframe)
+{
+	__u64 at = ip;
+
+	if (at < t->mcode || at >= t->mcode + t->szmcode) {
+		at = lj_read(cframe - t->spadjust - 8) - 1;
+		if (at < t->mcode || at >= t->mcode + t->szmcode)
+			return -1;
+	}
+	if (at - t->mcode > LUA_TRACE_OFS_MASK)
+		return -1;
+	w->trace = T;
+	w->trace_ofs = at - t->mcode;
+	w->traceno = t->traceno;
+	return 0;
+}
 
 /*
  * Before the native walk: is the sampled thread's process LuaJIT's, what is
@@ -350,6 +383,7 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	w->state = vm_state_of(w->vmstate);
 	w->ready = true;
 	w->pid = key->pid;
+	w->trace = 0;
 	base = LJ_GLOBAL(w, __u64, LJ_G_JIT_BASE);
 	if (base) {
 		/*
@@ -373,9 +407,14 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 		/* Not in the trace's own code: in C it called (FFI) or a helper of the VM's. */
 		if (!t.mcode || r->ip < t.mcode || r->ip >= t.mcode + t.szmcode)
 			w->state = LUA_VM_C;
-		/* The frames the trace inlined are on no stack: its first function, where it starts. */
-		if (base && t.startpc)
+		/*
+		 * The frames the trace inlined are on no stack: its first function,
+		 * where it starts; userspace finds the rest from where in the trace.
+		 */
+		if (base && t.startpc) {
 			w->pc = t.startpc + 4;
+			trace_position(w, T, &t, r->ip, cframe);
+		}
 	} else if (w->state == LUA_VM_INTERP && r->ip >= p->vm_begin && r->ip < p->vm_end) {
 		/*
 		 * The VM's frame holds L: if not at sp, the VM called one of its
@@ -640,6 +679,10 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	w->calls_next = 0;
 	__builtin_memset(w->funcs, 0, sizeof(w->funcs));
 	__builtin_memset(w->calls_pc, 0, sizeof(w->calls_pc));
+	if (w->trace) {
+		record(w, w->trace, LUA_FRAME_TRACE | w->trace_ofs, w->traceno);
+		w->recorded = 0;
+	}
 	bpf_loop(PY_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
 	w->stack.end = w->end;
 	w->stack.runtime = RUNTIME_LUAJIT;

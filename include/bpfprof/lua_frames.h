@@ -16,7 +16,8 @@
  *                     eval calls; | LUA_FRAME_CALLED when the frame below
  *                     called this one from Lua (its call site names it);
  *   frame.firstlineno the prototype's first line, read with it (a freed
- *                     and reused address reads another).
+ *                     and reused address reads another);
+ *   a first frame with LUA_FRAME_TRACE: where in a trace the sample was.
  *   stack.state       enum lua_vm_state of the sample.
  */
 #ifndef BPFPROF_LUA_FRAMES_H
@@ -62,10 +63,21 @@ enum luajit_flavour {
 #define LJ_PROTO_FIRSTLINE 0x48
 #define LJ_PROTO_NUMLINE 0x4c
 #define LJ_PROTO_LINEINFO 0x50
+#define LJ_TRACE_GCT	0x09		/* GCtrace's GC type: LJ_GCT_TRACE */
+#define LJ_TRACE_NSNAP	0x0a		/* u16: snapshots */
+#define LJ_TRACE_NINS	0x0c		/* the IR's end (biased by LJ_REF_BIAS) */
+#define LJ_TRACE_IR	0x20		/* IRIns *, biased: ir[ref] is the IR at ref */
+#define LJ_TRACE_NK	0x28		/* the lowest IR constant (biased) */
+#define LJ_TRACE_NSNAPMAP 0x2c
+#define LJ_TRACE_SNAP	0x30		/* SnapShot[nsnap] */
+#define LJ_TRACE_SNAPMAP 0x38		/* SnapEntry[nsnapmap] */
 #define LJ_TRACE_STARTPT 0x40		/* GCtrace.startpt */
 #define LJ_TRACE_STARTPC 0x48
 #define LJ_TRACE_SZMCODE 0x54
 #define LJ_TRACE_MCODE	0x58
+#define LJ_TRACE_SPADJUST 0x66		/* u16: how far the trace lowers the VM's stack pointer */
+#define LJ_TRACE_TRACENO 0x68		/* u16 */
+#define LJ_GCT_TRACE	9		/* ~LJ_TTRACE */
 #define LJ_CFRAME_SIZE	0x50		/* the VM's C frame */
 #define LJ_CFRAME_L	0x10		/* SAVE_L */
 #define LJ_CFRAME_PC	0x18		/* SAVE_PC */
@@ -78,6 +90,15 @@ enum luajit_flavour {
 #define LUA_FRAME_BUILTIN 0x40000000u	/* a fast function: the low bits are its id */
 #define LUA_FRAME_CALLED  0x20000000u	/* called from the Lua frame below (by a call instruction) */
 #define LUA_FRAME_CFUNC   0x10000000u	/* a C function (code: its address): its native frames show it */
+/*
+ * Where in a trace's machine code the sample was (the first frame, above
+ * the trace's first function's): code the GCtrace's address, firstlineno
+ * its number, the low 16 bits the offset in its code (of the instruction
+ * running, or of the call into what runs). Userspace puts the functions
+ * the trace inlined there (luajit_trace.h).
+ */
+#define LUA_FRAME_TRACE   0x08000000u
+#define LUA_TRACE_OFS_MASK 0x0000ffffu
 #define LUA_FRAME_POS_MASK 0x00ffffffu
 #define LUA_NO_PC         0x00ffffffu
 

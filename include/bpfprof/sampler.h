@@ -107,6 +107,8 @@ struct luajit_stats {
 	uint32_t files, unknown_files;	/* files holding a LuaJIT VM; of them, of a layout not read */
 	uint64_t protos, proto_errors;	/* prototypes named; not readable (freed, bad, gone) */
 	uint64_t names;			/* call sites that named the function they call */
+	uint64_t trace_positions;	/* places in traces whose inlined frames were read */
+	uint64_t trace_errors;		/* not readable (flushed, not a constant function) */
 	uint64_t merged;		/* samples whose Lua frames were merged with native ones */
 	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
 	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Lua frames left out */

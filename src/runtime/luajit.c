@@ -29,6 +29,7 @@
 
 #include "bpfprof/luajit_file.h"
 #include "bpfprof/luajit_proto.h"
+#include "bpfprof/luajit_trace.h"
 #include "bpfprof/python_code.h"
 #include "bpfprof/runtime.h"
 #include "bpfprof/util.h"
@@ -48,6 +49,14 @@ struct lj_call {
 	char *name;		/* NULL: it does not say */
 };
 
+/* Where in a trace a stack was: the frames there, read once (failures too). */
+struct lj_trace_at {
+	uint64_t trace;
+	uint32_t traceno, ofs;
+	bool ok;
+	struct lua_trace_position pos;
+};
+
 struct lj_proc {
 	uint32_t tgid, gen;
 	bool known;		/* bpf holds the program's view of it */
@@ -59,6 +68,9 @@ struct lj_proc {
 	struct lj_call *calls;
 	uint32_t nr_calls, calls_alloc;
 	struct itab call_index;
+	struct lj_trace_at *traces;
+	uint32_t nr_traces, traces_alloc;
+	struct itab trace_index;
 };
 
 /* As Python's namer (python.c): new stacks named every NAMER_MS, beside the drains. */
@@ -102,8 +114,10 @@ static void free_proc(struct lj_proc *pp)
 		free(pp->calls[i].name);
 	free(pp->protos);
 	free(pp->calls);
+	free(pp->traces);
 	itab_release(&pp->proto_index);
 	itab_release(&pp->call_index);
+	itab_release(&pp->trace_index);
 	free(pp);
 }
 
@@ -240,24 +254,89 @@ static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, ui
 
 static bool is_lua(const struct py_frame *f)
 {
-	return f->code && !(f->instr & (LUA_FRAME_BUILTIN | LUA_FRAME_CFUNC));
+	return f->code && !(f->instr & (LUA_FRAME_BUILTIN | LUA_FRAME_CFUNC | LUA_FRAME_TRACE));
+}
+
+/* Traces ------------------------------------------------------------------------ */
+
+static bool trace_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct lj_trace_at *t = &((const struct lj_proc *)owner)->traces[idx];
+	const struct lj_trace_at *k = key;
+
+	return t->trace == k->trace && t->traceno == k->traceno && t->ofs == k->ofs;
+}
+
+/* The frames at trace position f (LUA_FRAME_TRACE) whose first frame runs first_proto. */
+static const struct lj_trace_at *trace_at(struct luajit *lj, struct lj_proc *pp,
+					  const struct py_frame *f, uint64_t first_proto)
+{
+	struct lj_trace_at k = { f->code, f->firstlineno, f->instr & LUA_TRACE_OFS_MASK }, *t;
+	uint64_t h = hash_mix(f->code ^ (uint64_t)k.traceno << 48, k.ofs);
+	uint32_t idx = itab_find(&pp->trace_index, h, trace_eq, pp, &k);
+
+	if (idx != ITAB_NONE)
+		return &pp->traces[idx];
+	ALLOC_GROW(pp->traces, pp->nr_traces + 1, pp->traces_alloc);
+	t = &pp->traces[pp->nr_traces];
+	*t = k;
+	t->ok = pp->known && !luajit_trace_position(read_memory, pp, k.trace, k.traceno, k.ofs,
+						    first_proto, &t->pos);
+	if (t->ok)
+		lj->stats.trace_positions++;
+	else
+		lj->stats.trace_errors++;
+	itab_insert(&pp->trace_index, h, pp->nr_traces++);
+	return t;
+}
+
+/*
+ * The frames in as they would stand with no trace running: where a first
+ * frame says a trace was (LUA_FRAME_TRACE), the functions it inlined
+ * there, above its first frame at its place; the trace's first frame
+ * alone where the trace could not be read. Into out (room for
+ * PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX); how many.
+ */
+static uint32_t untrace(struct luajit *lj, struct lj_proc *pp, const struct py_frame *in,
+			uint32_t n, struct py_frame *out)
+{
+	const struct lj_trace_at *t;
+	uint32_t m = 0, i;
+
+	if (!n || !(in[0].instr & LUA_FRAME_TRACE)) {
+		memcpy(out, in, n * sizeof(*in));
+		return n;
+	}
+	if (n < 2 || !is_lua(&in[1]) || !(t = trace_at(lj, pp, &in[0], in[1].code))->ok) {
+		memcpy(out, in + 1, (n - 1) * sizeof(*in));
+		return n - 1;
+	}
+	for (i = 0; i < t->pos.n; i++)
+		out[m++] = (struct py_frame){ t->pos.inlined[i].proto, t->pos.inlined[i].pos,
+					      t->pos.inlined[i].firstline };
+	out[m++] = (struct py_frame){ t->pos.first.proto,
+				      (in[1].instr & (PY_FRAME_ENTRY | LUA_FRAME_CALLED)) | t->pos.first.pos,
+				      t->pos.first.firstline };
+	memcpy(out + m, in + 2, (n - 2) * sizeof(*in));
+	return m + n - 2;
 }
 
 /* A new stack: its prototypes read, and the call sites that name its functions. */
 static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const struct py_stack *st)
 {
+	struct py_frame frames[PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct lj_proc *pp = get_proc(lj, tgid, gen);
-	uint32_t i, n = st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES;
+	uint32_t i, n;
 
+	n = untrace(lj, pp, st->frames, st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES, frames);
 	for (i = 0; i < n; i++) {
-		const struct py_frame *f = &st->frames[i];
+		const struct py_frame *f = &frames[i];
 
 		if (!is_lua(f))
 			continue;
 		name_proto(lj, pp, f->code, f->firstlineno);
-		if ((f->instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&st->frames[i + 1]))
-			name_call(lj, pp, st->frames[i + 1].code,
-				  st->frames[i + 1].instr & LUA_FRAME_POS_MASK);
+		if ((f->instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&frames[i + 1]))
+			name_call(lj, pp, frames[i + 1].code, frames[i + 1].instr & LUA_FRAME_POS_MASK);
 	}
 }
 
@@ -468,8 +547,10 @@ static bool is_anonymous(const struct profile *p, uint32_t loc)
 static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 		      const struct raw_python *rl, uint32_t *frames, uint32_t n, uint32_t max)
 {
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, vms = 0;
-	const struct lj_proc *pp;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX], m = 0, g = 0, i, vms = 0;
+	struct py_frame lf[PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
+	struct lj_proc *pp;
+	uint32_t ln;
 
 	pthread_mutex_lock(&lj->lock);
 	pp = find_proc(lj, tgid);
@@ -477,10 +558,11 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 		pthread_mutex_unlock(&lj->lock);
 		return n;
 	}
+	ln = untrace(lj, pp, rl->frames, rl->n < PY_MAX_FRAMES ? rl->n : PY_MAX_FRAMES, lf);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
 	for (i = 0; i < n && m < max; i++) {
-		if (g >= rl->n || !in_vm(p, pp, frames[i])) {
+		if (g >= ln || !in_vm(p, pp, frames[i])) {
 			out[m++] = frames[i];
 			continue;
 		}
@@ -496,10 +578,10 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 				out[m++] = profile_special_location(p, state_frames[rl->state]);
 		}
 		/* This VM entry's frames: up to its first, newest first as the stack is. */
-		for (; g < rl->n && m < max; g++) {
-			if (!(rl->frames[g].instr & LUA_FRAME_CFUNC))
-				out[m++] = frame_location(p, pp, rl->frames, g, rl->n);
-			if (rl->frames[g].instr & PY_FRAME_ENTRY) {
+		for (; g < ln && m < max; g++) {
+			if (!(lf[g].instr & LUA_FRAME_CFUNC))
+				out[m++] = frame_location(p, pp, lf, g, ln);
+			if (lf[g].instr & PY_FRAME_ENTRY) {
 				g++;
 				break;
 			}
@@ -512,11 +594,11 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 		return n;
 	}
 	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
-	if (g < rl->n)
-		lj->stats.unmatched += rl->n - g;
-	for (; g < rl->n && m < max; g++)
-		if (!(rl->frames[g].instr & LUA_FRAME_CFUNC))
-			out[m++] = frame_location(p, pp, rl->frames, g, rl->n);
+	if (g < ln)
+		lj->stats.unmatched += ln - g;
+	for (; g < ln && m < max; g++)
+		if (!(lf[g].instr & LUA_FRAME_CFUNC))
+			out[m++] = frame_location(p, pp, lf, g, ln);
 	lj->stats.merged++;
 	pthread_mutex_unlock(&lj->lock);
 	memcpy(frames, out, m * sizeof(*out));
@@ -663,12 +745,14 @@ static void summarize_luajit(const struct sampler_stats *st, const struct run_fi
 		(unsigned long long)t[STAT_LUA_NO_STATE], (unsigned long long)t[STAT_LUA_UNKNOWN_BUILD]);
 	fprintf(stderr, "bpfprof: luajit: the VM was interpreting %llu, in a trace %llu, in C or FFI "
 		"%llu, collecting garbage %llu, leaving a trace %llu, recording %llu, optimising %llu, "
-		"assembling %llu; %llu prototypes named, %llu not readable\n",
+		"assembling %llu; %llu prototypes named, %llu not readable; %llu places in traces "
+		"read for the functions they inline, %llu not readable\n",
 		(unsigned long long)s[LUA_VM_INTERP], (unsigned long long)s[LUA_VM_TRACE],
 		(unsigned long long)s[LUA_VM_C], (unsigned long long)s[LUA_VM_GC],
 		(unsigned long long)s[LUA_VM_EXIT], (unsigned long long)s[LUA_VM_RECORD],
 		(unsigned long long)s[LUA_VM_OPT], (unsigned long long)s[LUA_VM_ASM],
-		(unsigned long long)lj->protos, (unsigned long long)lj->proto_errors);
+		(unsigned long long)lj->protos, (unsigned long long)lj->proto_errors,
+		(unsigned long long)lj->trace_positions, (unsigned long long)lj->trace_errors);
 	debug("luajit: %u VM files (%u not read); %llu samples merged, %llu frames whose VM entry "
 	      "the native stack did not show, %llu samples with no VM on it; %llu call sites named",
 	      lj->files, lj->unknown_files, (unsigned long long)lj->merged,
