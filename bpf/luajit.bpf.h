@@ -49,7 +49,15 @@ struct jit_frame {
 	__u64 lo, hi;		/* hi 0: none */
 	__u64 vm_sp;		/* 0: none */
 	__u64 vm_pc;
+	__u32 below;		/* enum below_vm: the walk below the VM's frame (unwind.bpf.h) */
 };
+
+enum below_vm {
+	BELOW_VM_NONE = 0,
+	BELOW_VM_AT,		/* the walk stops at the VM's frame: walk_below_vm() goes on */
+	BELOW_VM_WALKING,	/* from there */
+};
+
 
 /* Files that hold a LuaJIT VM, by identity; written by userspace. */
 struct {

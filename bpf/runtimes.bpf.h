@@ -29,6 +29,7 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 {
 	jit->hi = 0;
 	jit->vm_sp = 0;
+	jit->below = 0;
 	if (settings.luajit_frames)
 		lua_before_walk(key, regs, jit, st);
 }

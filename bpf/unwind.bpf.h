@@ -389,6 +389,8 @@ static long walk_step(__u32 i, void *unused)
 	sp = w->sp;
 	if (w->n >= BPFPROF_MAX_DEPTH)
 		return walk_end(w, WALK_DEPTH);
+	if (w->jit.below == BELOW_VM_AT)
+		return 1;
 	if (w->pc >= w->jit.lo && w->pc < w->jit.hi) {
 		/* A subroutine a runtime's VM called (runtimes.bpf.h): back in the VM's frame. */
 		w->jit.hi = 0;
@@ -405,6 +407,7 @@ static long walk_step(__u32 i, void *unused)
 		cfa = w->jit.vm_sp;
 		ra = w->jit.vm_pc;
 		w->jit.vm_sp = 0;
+		w->jit.below = BELOW_VM_AT;
 		w->pc_exact = false;
 		w->how |= WALK_BY_CFI;
 		goto record;
@@ -497,6 +500,127 @@ static __always_inline bool entry_regs(struct task_struct *task, struct user_reg
 	       !bpf_probe_read_kernel(&regs->rdx, 8, &task_regs->dx);
 }
 
+/*
+ * Below a trace, the walk goes on at the VM's C frame to the C that
+ * called the VM: the same frames sample after sample while the thread
+ * stays in that call. The walk from there is kept per thread
+ * (below_vm_walks), with the stack words it read; a later walk from the
+ * same VM frame whose words all read the same (one read of the stack they
+ * lie in) would find the same frames, so it takes them and ends as that
+ * one did. Whether the process's mappings need reading again is left to
+ * the frames walked above (the VM's mappings change as LuaJIT makes and
+ * frees its machine code).
+ */
+#define BELOW_VM_FRAMES 64
+#define BELOW_VM_READS 64
+#define BELOW_VM_SPAN 4096	/* bytes of stack from the VM's frame up the kept words lie in */
+
+struct below_vm_walk {
+	__u32 tgid, gen;
+	__u64 sp, pc;		/* the VM's frame walked from */
+	__u64 words_hash;	/* of the words read, in order */
+	__u32 n;		/* frames below; 0: nothing kept */
+	__u32 how;		/* how the walk ended */
+	__u32 nreads, span;
+	__u16 offsets[BELOW_VM_READS];	/* of the words read, from sp */
+	__u64 ips[BELOW_VM_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct below_vm_walk);
+} below_vm_walks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64[BELOW_VM_SPAN / 8]);
+	__uint(max_entries, 1);
+} below_vm_span SEC(".maps");
+
+/* The hash of the words at k's offsets, in the stack span read at k->sp; 0 if unreadable. */
+static __always_inline __u64 below_vm_words(const struct below_vm_walk *k)
+{
+	__u32 zero = 0, i, span = k->span;
+	__u64 *words = bpf_map_lookup_elem(&below_vm_span, &zero), h = 0xcbf29ce484222325ull;
+
+	span &= BELOW_VM_SPAN * 2 - 1;
+	if (!words || !span || span > BELOW_VM_SPAN || bpf_probe_read_user(words, span, (void *)k->sp))
+		return 0;
+	for (i = 0; i < BELOW_VM_READS && i < k->nreads; i++) {
+		h = (h ^ words[(k->offsets[i] / 8) & (BELOW_VM_SPAN / 8 - 1)]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The walk from the VM's frame, to be taken again: kept in k if its frames and words fit. */
+static __always_inline void below_vm_keep(struct below_vm_walk *k, struct walked_stack *out,
+					  __u32 n0, __u32 r0)
+{
+	struct walk *w = &out->w;
+	__u32 i, n = w->n - n0, nreads = out->nreads - r0, top = 0;
+
+	k->n = 0;
+	if ((w->how & WALK_END_MASK) != WALK_OUTERMOST || !n || n > BELOW_VM_FRAMES ||
+	    nreads > BELOW_VM_READS || out->nreads > WALK_READS)
+		return;
+	for (i = 0; i < BELOW_VM_READS && i < nreads; i++) {
+		__u64 a = out->reads[(r0 + i) & (WALK_READS - 1)];
+
+		if (a < k->sp || a - k->sp > BELOW_VM_SPAN - 8 || (a & 7))
+			return;
+		k->offsets[i] = a - k->sp;
+		if (a - k->sp + 8 > top)
+			top = a - k->sp + 8;
+	}
+	for (i = 0; i < BELOW_VM_FRAMES && i < n; i++)
+		k->ips[i] = out->ips[(n0 + i) & BPFPROF_MAX_DEPTH];
+	k->nreads = nreads;
+	k->span = top;
+	k->words_hash = below_vm_words(k);
+	if (k->words_hash)
+		k->n = n;
+}
+
+/* The walk stopped at the VM's frame (pc, sp): its frames below as kept, else walked and kept. */
+static __always_inline void walk_below_vm(struct walked_stack *out)
+{
+	struct walk *w = &out->w;
+	struct below_vm_walk *k;
+	__u32 n0 = w->n, r0 = out->nreads, i;
+
+	w->jit.below = BELOW_VM_WALKING;
+	k = bpf_task_storage_get(&below_vm_walks, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (k && k->n && k->tgid == w->tgid && k->gen == w->gen && k->sp == w->sp &&
+	    k->pc == w->pc && n0 + k->n <= BPFPROF_MAX_DEPTH && below_vm_words(k) == k->words_hash) {
+		for (i = 0; i < BELOW_VM_FRAMES && i < k->n; i++) {
+			__u64 ra = k->ips[i];
+
+			out->ips[(n0 + i) & BPFPROF_MAX_DEPTH] = ra;
+			w->hash = (w->hash ^ ra) * 0x9e3779b97f4a7c15ull;
+			w->hash ^= w->hash >> 29;
+		}
+		w->n = n0 + k->n;
+		w->how |= k->how;
+		return;
+	}
+	if (k) {
+		k->tgid = w->tgid;
+		k->gen = w->gen;
+		k->sp = w->sp;
+		k->pc = w->pc;
+	}
+	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, NULL, 0);
+	if (k) {
+		k->how = w->how;
+		below_vm_keep(k, out, n0, r0);
+	}
+}
+
 /* Walks the user stack from regs into out: out->w.n frames, out->w.how how. */
 static __always_inline void walk_from(struct walked_stack *out, const struct user_regs *regs)
 {
@@ -516,6 +640,8 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	w->n = 1;
 	w->hash = (0xcbf29ce484222325ull ^ w->pc) * 0x9e3779b97f4a7c15ull;
 	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, NULL, 0);
+	if (w->jit.below == BELOW_VM_AT)
+		walk_below_vm(out);
 	if (!(w->how & WALK_END_MASK))
 		w->how |= WALK_DEPTH;
 	if (w->n < BPFPROF_MAX_DEPTH)
