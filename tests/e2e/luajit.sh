@@ -271,6 +271,29 @@ for h in "${hosts[@]}"; do
 		'[ "$inner" -gt 0 ] && [ "$left" = 0 ]'
 done
 
+# 4b. The same Lua under two C callers alike (c_via_a, c_via_b: the VM's C
+# frame at the same address, the stacks below differing in one return
+# address), in turn: the frames below a trace's VM frame, kept per thread,
+# are taken again only while the stack below reads the same.
+for h in "${hosts[@]}"; do
+	name=via-$h
+	env=()
+	[ $h = upstream ] && env=(LD_LIBRARY_PATH=$up_lib)
+	start_lua $name $RUN_S env "${env[@]}" "$HOST" $LW/lua_via.lua
+	profile_window $name -F $F
+	# Called from C: named by their first lines.
+	a="function \\(lua_via\\.lua:$(grep -n '^local function alpha' $LW/lua_via.lua | cut -d: -f1)\\)"
+	b="function \\(lua_via\\.lua:$(grep -n '^local function beta' $LW/lua_via.lua | cut -d: -f1)\\)"
+	alpha=$(sum_matching "$T/$name.folded" ";$a(;|\$)")
+	beta=$(sum_matching "$T/$name.folded" ";$b(;|\$)")
+	right=$(( $(sum_matching "$T/$name.folded" "^lua_host;_start;(.*;)?main;(.*;)?c_via_a;(.*;)?$a(;|\$)") +
+		$(sum_matching "$T/$name.folded" "^lua_host;_start;(.*;)?main;(.*;)?c_via_b;(.*;)?$b(;|\$)") ))
+	wrong=$(( $(sum_matching "$T/$name.folded" ";c_via_b;(.*;)?$a(;|\$)") +
+		$(sum_matching "$T/$name.folded" ";c_via_a;(.*;)?$b(;|\$)") ))
+	check "lua_host ($h), two C callers alike: $wrong of $((alpha + beta)) samples in alpha or beta on the other's C caller (none), $right whole on their own (>= 95 %)" \
+		'[ $RC = 0 ] && [ $((alpha + beta)) -gt 2000 ] && [ $wrong = 0 ] && within "$(share "$right" $((alpha + beta)))" 95 100'
+done
+
 # 5. A coroutine: inside_coro's samples keep the resumer's stack below the coroutine's.
 for lj in "${LUAJITS[@]}"; do
 	fl=$(flavour "$lj")

@@ -9,6 +9,7 @@
  *
  * c_spin(n, fn) runs a chain (work.h) of n units in C, measuring its own
  * thread CPU time, then calls fn(n) back; the script measures the Lua side.
+ * c_via_a(fn, n) and c_via_b(fn, n) only call fn(n) back.
  * The script is run with the global arg as luajit sets it (arg[0] the
  * script, arg[1..] what follows), and can read c_spin_ns() at its end.
  *
@@ -42,6 +43,36 @@ __attribute__((noinline)) static int c_spin(lua_State *L)
 	return 1;
 }
 
+/*
+ * c_via_a(fn, n) and c_via_b(fn, n): fn(n) called back from C, from two C
+ * functions alike but for their names. Called from the same Lua call site,
+ * each runs at the same depth with the same frame, so the VM each enters
+ * has its C frame at the same address: the stacks below differ only in
+ * the return address into c_via_a or c_via_b.
+ */
+static volatile int via;
+
+static int call_back(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 2);
+	lua_call(L, 1, 1);
+	return 1;
+}
+
+__attribute__((noinline)) static int c_via_a(lua_State *L)
+{
+	via = 1;
+	return call_back(L);
+}
+
+__attribute__((noinline)) static int c_via_b(lua_State *L)
+{
+	via = 2;
+	return call_back(L);
+}
+
 /* c_spin_ns(): the thread CPU time c_spin spent in its own work so far. */
 static int c_spin_ns(lua_State *L)
 {
@@ -66,6 +97,8 @@ int main(int argc, char **argv)
 	luaL_openlibs(L);
 	lua_register(L, "c_spin", c_spin);
 	lua_register(L, "c_spin_ns", c_spin_ns);
+	lua_register(L, "c_via_a", c_via_a);
+	lua_register(L, "c_via_b", c_via_b);
 	lua_createtable(L, argc - 2, 1);
 	for (int i = 1; i < argc; i++) {
 		lua_pushstring(L, argv[i]);
