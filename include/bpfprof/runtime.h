@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Runtimes: interpreters whose own frames (Python's functions, later
- * LuaJIT's and Ruby's) are walked by the BPF program beside the native
+ * Runtimes: interpreters whose own frames (Python's functions, LuaJIT's,
+ * later Ruby's) are walked by the BPF program beside the native
  * stack and put in place of the native frames of the VM that ran them.
  * One interface, struct runtime_ops; the session holds a set of the
  * runtimes on (struct runtimes) and calls the set, never a runtime.
@@ -15,7 +15,9 @@
  *      -1 when the runtime is off (an option, or no --unwind auto), and
  *      its figures in struct run_figures (summary.h, as struct python_stats).
  *   3. src/runtime/NAME.c implementing struct runtime_ops below and
- *      exporting `const struct runtime_ops NAME_runtime`.
+ *      exporting `const struct runtime_ops NAME_runtime`; what every
+ *      runtime keeps alike (the namer thread, its files, its processes)
+ *      is in runtime_shared.h.
  *   4. One line in runtime.c's runtime_list[]: &NAME_runtime.
  * Nothing else: the symbolizer tells the set of every file opened, the
  * session of every process running at start, the collector merges each

@@ -18,11 +18,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +30,7 @@
 #include "bpfprof/luajit_trace.h"
 #include "bpfprof/python_code.h"
 #include "bpfprof/runtime.h"
+#include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
 /* A prototype of a process, as read (or not) when a stack first showed it. */
@@ -58,9 +57,8 @@ struct lj_trace_at {
 };
 
 struct lj_proc {
-	uint32_t tgid, gen;
+	struct runtime_proc base;	/* first: runtime_procs holds it */
 	bool known;		/* bpf holds the program's view of it */
-	bool gone;		/* found exited at the last drain: forgotten at the next */
 	struct luajit_process bpf;
 	struct lj_proto *protos;
 	uint32_t nr_protos, protos_alloc;
@@ -73,39 +71,22 @@ struct lj_proc {
 	struct itab trace_index;
 };
 
-/* As Python's namer (python.c): new stacks named every NAMER_MS, beside the drains. */
-#define NAMER_MS 5
-
 struct luajit {
 	int files_fd, procs_fd, maps_fd;
-	struct ring_buffer *notices;
-	pthread_t namer;
-	bool namer_running;
-	bool stopping;
+	struct namer namer;
 	pthread_mutex_t lock;	/* guards everything below */
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
 	void *ctx;
-	struct lj_file {
-		struct unwind_file_key key;
-		struct luajit_file f;
-	} *files;
-	uint32_t nr_files, files_alloc;
-	struct itab file_index;
-	struct lj_proc **procs;
-	uint32_t nr_procs, procs_alloc;
-	struct itab proc_index;
+	struct runtime_files files;	/* of struct luajit_file */
+	struct runtime_procs procs;	/* of struct lj_proc */
 	struct luajit_stats stats;
 };
 
 /* Processes ------------------------------------------------------------------ */
 
-static bool proc_eq(const void *owner, const void *key, uint32_t idx)
+static void release_proc(struct runtime_proc *p)
 {
-	return ((const struct luajit *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
-}
-
-static void free_proc(struct lj_proc *pp)
-{
+	struct lj_proc *pp = (struct lj_proc *)p;
 	uint32_t i;
 
 	for (i = 0; i < pp->nr_protos; i++)
@@ -118,58 +99,24 @@ static void free_proc(struct lj_proc *pp)
 	itab_release(&pp->proto_index);
 	itab_release(&pp->call_index);
 	itab_release(&pp->trace_index);
-	free(pp);
-}
-
-static void index_procs(struct luajit *lj)
-{
-	uint32_t i;
-
-	itab_release(&lj->proc_index);
-	for (i = 0; i < lj->nr_procs; i++)
-		itab_insert(&lj->proc_index, hash_u64(lj->procs[i]->tgid), i);
 }
 
 static struct lj_proc *find_proc(const struct luajit *lj, uint32_t tgid)
 {
-	uint32_t idx = itab_find(&lj->proc_index, hash_u64(tgid), proc_eq, lj, &tgid);
-
-	return idx == ITAB_NONE ? NULL : lj->procs[idx];
+	return (struct lj_proc *)runtime_procs_find(&lj->procs, tgid);
 }
 
 /* The process's state, for its generation gen (made anew at an exec). */
 static struct lj_proc *get_proc(struct luajit *lj, uint32_t tgid, uint32_t gen)
 {
-	uint32_t idx = itab_find(&lj->proc_index, hash_u64(tgid), proc_eq, lj, &tgid);
-	struct lj_proc *pp;
+	bool made;
+	struct lj_proc *pp = (struct lj_proc *)runtime_procs_get(&lj->procs, tgid, gen, &made);
 
-	if (idx != ITAB_NONE && lj->procs[idx]->gen == gen)
-		return lj->procs[idx];
-	pp = xcalloc(1, sizeof(*pp));
-	pp->tgid = tgid;
-	pp->gen = gen;
-	pp->known = !bpf_map_lookup_elem(lj->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
-	if (idx != ITAB_NONE) {
-		free_proc(lj->procs[idx]);
-		lj->procs[idx] = pp;
-		return pp;
-	}
-	ALLOC_GROW(lj->procs, lj->nr_procs + 1, lj->procs_alloc);
-	lj->procs[lj->nr_procs] = pp;
-	itab_insert(&lj->proc_index, hash_u64(tgid), lj->nr_procs++);
+	if (made)
+		pp->known = !bpf_map_lookup_elem(lj->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
 	return pp;
 }
 
-static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct lj_proc *pp = ctx;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pp->tgid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
 
 /* Prototypes and call sites ------------------------------------------------------ */
 
@@ -208,7 +155,7 @@ static struct lj_proto *name_proto(struct luajit *lj, struct lj_proc *pp, uint64
 	memset(p, 0, sizeof(*p));
 	p->addr = addr;
 	p->firstline = firstline;
-	err = pp->known ? luajit_proto_read(read_memory, pp, addr, &p->info) : -ENOENT;
+	err = pp->known ? luajit_proto_read(runtime_proc_read, pp, addr, &p->info) : -ENOENT;
 	/* Freed and made again since the sample: another function, not this one. */
 	p->ok = !err && p->info.firstline == firstline;
 	if (p->ok)
@@ -247,7 +194,7 @@ static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, ui
 	c->caller = caller;
 	c->pos = pos;
 	c->name = NULL;
-	if (pp->known && !luajit_call_name(read_memory, pp, caller, pos, &c->name))
+	if (pp->known && !luajit_call_name(runtime_proc_read, pp, caller, pos, &c->name))
 		lj->stats.names++;
 	itab_insert(&pp->call_index, hash_mix(caller, pos), pp->nr_calls++);
 }
@@ -280,7 +227,7 @@ static const struct lj_trace_at *trace_at(struct luajit *lj, struct lj_proc *pp,
 	ALLOC_GROW(pp->traces, pp->nr_traces + 1, pp->traces_alloc);
 	t = &pp->traces[pp->nr_traces];
 	*t = k;
-	t->ok = pp->known && !luajit_trace_position(read_memory, pp, k.trace, k.traceno, k.ofs,
+	t->ok = pp->known && !luajit_trace_position(runtime_proc_read, pp, k.trace, k.traceno, k.ofs,
 						    first_proto, &t->pos);
 	if (t->ok)
 		lj->stats.trace_positions++;
@@ -349,94 +296,28 @@ static int on_notice(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void take_notices(struct luajit *lj)
-{
-	pthread_mutex_lock(&lj->lock);
-	ring_buffer__consume(lj->notices);
-	pthread_mutex_unlock(&lj->lock);
-}
-
-static void *namer(void *arg)
-{
-	struct luajit *lj = arg;
-	struct timespec nap = { 0, NAMER_MS * 1000000L };
-
-	while (!__atomic_load_n(&lj->stopping, __ATOMIC_ACQUIRE)) {
-		take_notices(lj);
-		nanosleep(&nap, NULL);
-	}
-	return NULL;
-}
-
 /* Files ---------------------------------------------------------------------- */
 
-static uint64_t file_hash(const struct unwind_file_key *k)
+/* What the program is told of a process mapping file f at start (runtime_proc_fn). */
+static void process_of(const void *file, uint64_t start, uint64_t offset, uint32_t gen, void *proc)
 {
-	return hash_mix(k->ino, k->dev);
-}
+	const struct luajit_file *f = file;
+	struct luajit_process *p = proc;
 
-static bool file_eq(const void *owner, const void *key, uint32_t idx)
-{
-	const struct unwind_file_key *a = &((const struct luajit *)owner)->files[idx].key, *b = key;
-
-	return a->ino == b->ino && a->dev == b->dev;
-}
-
-static const struct lj_file *find_file(const struct luajit *lj, const struct unwind_file_key *key)
-{
-	uint32_t idx = itab_find(&lj->file_index, file_hash(key), file_eq, lj, key);
-
-	return idx == ITAB_NONE ? NULL : &lj->files[idx];
-}
-
-static struct luajit_process process_of(const struct luajit_file *f, uint64_t start, uint64_t offset,
-					uint32_t gen)
-{
-	struct luajit_process p = { 0 };
-
-	p.vm_begin = start - offset + f->vm_begin_rel;
-	p.vm_end = start - offset + f->vm_end_rel;
-	p.gen = gen;
-	p.known = f->known;
-	p.dispatch_to_g = f->dispatch_to_g;
-	p.g_j = f->g_j;
-	return p;
-}
-
-/* A file just found to hold the VM: the processes whose mappings the program read before. */
-static void processes_mapping(struct luajit *lj, const struct lj_file *e)
-{
-	struct proc_mappings *m = xmalloc(sizeof(*m));
-	__u32 tgid, next;
-	uint32_t i;
-	int err;
-
-	for (err = bpf_map_get_next_key(lj->maps_fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(lj->maps_fd, &tgid, &next)) {
-		tgid = next;
-		if (bpf_map_lookup_elem(lj->maps_fd, &tgid, m))
-			continue;
-		for (i = 0; i < m->nr && i < UNWIND_MAX_MAPPINGS; i++) {
-			const struct exec_mapping *x = &m->maps[i];
-			struct luajit_process p;
-
-			if (x->file.ino != e->key.ino || x->file.dev != e->key.dev)
-				continue;
-			p = process_of(&e->f, x->start, x->offset, m->gen);
-			bpf_map_update_elem(lj->procs_fd, &tgid, &p, BPF_NOEXIST);
-			break;
-		}
-	}
-	free(m);
+	p->vm_begin = start - offset + f->vm_begin_rel;
+	p->vm_end = start - offset + f->vm_end_rel;
+	p->gen = gen;
+	p->known = f->known;
+	p->dispatch_to_g = f->dispatch_to_g;
+	p->g_j = f->g_j;
 }
 
 static bool file_opened(struct luajit *lj, const struct unwind_file_key *key, int fd,
 			const char *path)
 {
 	struct luajit_file f;
-	struct lj_file *e;
 
-	if (find_file(lj, key))
+	if (runtime_files_find(&lj->files, key))
 		return true;
 	if (luajit_file_identify(fd, path, &f) != 1)
 		return false;
@@ -445,14 +326,11 @@ static bool file_opened(struct luajit *lj, const struct unwind_file_key *key, in
 			"2.1, GC64, x86-64); its samples keep their native frames", path);
 	if (bpf_map_update_elem(lj->files_fd, key, &f, BPF_ANY))
 		debug("cannot tell the program of the LuaJIT VM in '%s': %s", path, strerror(errno));
-	ALLOC_GROW(lj->files, lj->nr_files + 1, lj->files_alloc);
-	e = &lj->files[lj->nr_files];
-	e->key = *key;
-	e->f = f;
-	itab_insert(&lj->file_index, file_hash(key), lj->nr_files++);
+	runtime_files_add(&lj->files, key, &f);
 	lj->stats.files++;
 	lj->stats.unknown_files += !f.known;
-	processes_mapping(lj, e);
+	/* The processes whose mappings the program read before. */
+	runtime_claim_mapped(lj->maps_fd, lj->procs_fd, key, &f, process_of, sizeof(struct luajit_process));
 	debug("LuaJIT VM in '%s' (%s), code at 0x%llx..0x%llx", path,
 	      f.flavour == LUAJIT_OPENRESTY ? "OpenResty" : "upstream",
 	      (unsigned long long)f.vm_begin_rel, (unsigned long long)f.vm_end_rel);
@@ -609,9 +487,8 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd, err;
+	int files_fd, procs_fd, maps_fd, notices_fd;
 	struct luajit *lj;
-	sigset_t all, old;
 
 	sampler_luajit_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
 	if (files_fd < 0)
@@ -622,22 +499,11 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 	lj->maps_fd = maps_fd;
 	lj->gen = gen;
 	lj->ctx = ctx;
+	lj->files.size = sizeof(struct luajit_file);
+	lj->procs.size = sizeof(struct lj_proc);
+	lj->procs.release = release_proc;
 	pthread_mutex_init(&lj->lock, NULL);
-	lj->notices = ring_buffer__new(notices_fd, on_notice, lj, NULL);
-	if (!lj->notices) {
-		warning("cannot read the program's Lua stacks (%s): Lua frames named at each drain "
-			"only, those of short processes may stay unnamed", strerror(errno));
-		return lj;
-	}
-	/* Signals stay the main thread's: they end its wait for the next drain. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&lj->namer, NULL, namer, lj);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		warning("cannot start the thread naming Lua functions (%s): Lua frames named at each "
-			"drain only, those of short processes may stay unnamed", strerror(err));
-	lj->namer_running = !err;
+	namer_start(&lj->namer, notices_fd, on_notice, lj, &lj->lock, "Lua");
 	return lj;
 }
 
@@ -656,27 +522,22 @@ static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_ke
 			    uint64_t start, uint64_t offset)
 {
 	struct luajit *lj = rt;
-	struct luajit_process p = { 0 };
-	const struct lj_file *e;
+	const struct luajit_file *e;
+	struct luajit_file f;
 
 	pthread_mutex_lock(&lj->lock);
-	e = find_file(lj, key);
+	e = runtime_files_find(&lj->files, key);
 	if (e)
-		p = process_of(&e->f, start, offset, 0);
+		f = *e;
 	pthread_mutex_unlock(&lj->lock);
-	if (!e)
-		return;
-	p.gen = lj->gen(lj->ctx, tgid);
-	/* What the program read of the process since is newer: kept. */
-	bpf_map_update_elem(lj->procs_fd, &tgid, &p, BPF_NOEXIST);
+	if (e)
+		runtime_claim(lj->procs_fd, tgid, &f, start, offset, lj->gen(lj->ctx, tgid), process_of,
+			      sizeof(struct luajit_process));
 }
 
 static void rt_take_notices(void *rt)
 {
-	struct luajit *lj = rt;
-
-	if (lj->notices)
-		take_notices(lj);
+	namer_take(&((struct luajit *)rt)->namer);
 }
 
 static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
@@ -690,24 +551,9 @@ static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *r
 static void rt_after_drain(void *rt)
 {
 	struct luajit *lj = rt;
-	uint32_t i, kept = 0;
 
 	pthread_mutex_lock(&lj->lock);
-	/* Its samples up to its exit were in this drain: a process found gone before is done. */
-	for (i = 0; i < lj->nr_procs; i++) {
-		struct lj_proc *pp = lj->procs[i];
-
-		if (pp->gone) {
-			free_proc(pp);
-			continue;
-		}
-		pp->gone = kill(pp->tgid, 0) && errno == ESRCH;
-		lj->procs[kept++] = pp;
-	}
-	if (kept != lj->nr_procs) {
-		lj->nr_procs = kept;
-		index_procs(lj);
-	}
+	runtime_procs_after_drain(&lj->procs);
 	pthread_mutex_unlock(&lj->lock);
 }
 
@@ -763,19 +609,11 @@ static void summarize_luajit(const struct sampler_stats *st, const struct run_fi
 static void rt_free(void *rt)
 {
 	struct luajit *lj = rt;
-	uint32_t i;
 
-	__atomic_store_n(&lj->stopping, true, __ATOMIC_RELEASE);
-	if (lj->namer_running)
-		pthread_join(lj->namer, NULL);
-	ring_buffer__free(lj->notices);
+	namer_stop(&lj->namer);
 	pthread_mutex_destroy(&lj->lock);
-	for (i = 0; i < lj->nr_procs; i++)
-		free_proc(lj->procs[i]);
-	free(lj->procs);
-	itab_release(&lj->proc_index);
-	free(lj->files);
-	itab_release(&lj->file_index);
+	runtime_procs_release(&lj->procs);
+	runtime_files_release(&lj->files);
 	free(lj);
 }
 

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -14,6 +12,7 @@
 #include "bpfprof/python_code.h"
 #include "bpfprof/python_offsets.h"
 #include "bpfprof/runtime.h"
+#include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
 /* A code object of a process, as read (or not) when a stack first showed it. */
@@ -26,9 +25,8 @@ struct py_code {
 };
 
 struct py_proc {
-	uint32_t tgid, gen;
+	struct runtime_proc base;	/* first: runtime_procs holds it */
 	bool known;		/* bpf holds the program's view of it */
-	bool gone;		/* found exited at the last drain: forgotten at the next */
 	struct python_process bpf;
 	struct py_code *codes;
 	uint32_t nr_codes, codes_alloc;
@@ -36,34 +34,20 @@ struct py_proc {
 };
 
 /*
- * The namer: a thread that takes the program's notices of new Python stacks
- * every NAMER_MS and reads their code objects, so a process that lives
- * 150 ms is named even while the main thread spends a drain symbolizing
- * (the first takes some 400 ms). lock guards everything below it; the
- * main thread holds it in each python_* call.
+ * A namer (runtime_shared.h) takes the program's notices of new Python
+ * stacks and reads their code objects; lock guards everything below it,
+ * and the main thread holds it in each python_* call.
  */
-#define NAMER_MS 5
-
 struct python {
 	int files_fd, procs_fd, maps_fd;
-	struct ring_buffer *notices;
-	pthread_t namer;
-	bool namer_running;
-	bool stopping;		/* python_free to the namer: atomic loads and stores */
+	struct namer namer;
 	pthread_mutex_t lock;
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
 	void *ctx;
-	struct py_file {
-		struct unwind_file_key key;
-		struct python_file f;
-	} *files;
-	uint32_t nr_files, files_alloc;
-	struct itab file_index;
+	struct runtime_files files;	/* of struct python_file */
 	uint16_t *warned;	/* versions named on stderr as not read */
 	uint32_t nr_warned, warned_alloc;
-	struct py_proc **procs;
-	uint32_t nr_procs, procs_alloc;
-	struct itab proc_index;
+	struct runtime_procs procs;	/* of struct py_proc */
 	struct python_stats stats;
 	/* The profile's string id of "_PyEval_EvalFrameDefault", once interned; 0: not yet. */
 	const struct profile *names_of;
@@ -81,116 +65,56 @@ static int on_notice(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Every notice the program has sent so far, named. */
-static void take_notices(struct python *py)
-{
-	pthread_mutex_lock(&py->lock);
-	ring_buffer__consume(py->notices);
-	pthread_mutex_unlock(&py->lock);
-}
-
-static void *namer(void *arg)
-{
-	struct python *py = arg;
-	struct timespec nap = { 0, NAMER_MS * 1000000L };
-
-	/* The program wakes no one for a notice (it would cost at every new stack): a timer. */
-	while (!__atomic_load_n(&py->stopping, __ATOMIC_ACQUIRE)) {
-		take_notices(py);
-		nanosleep(&nap, NULL);
-	}
-	return NULL;
-}
+static void release_proc(struct runtime_proc *p);
 
 struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
 			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	struct python *py = xcalloc(1, sizeof(*py));
-	sigset_t all, old;
-	int err;
 
 	py->files_fd = files_fd;
 	py->procs_fd = procs_fd;
 	py->maps_fd = maps_fd;
 	py->gen = gen;
 	py->ctx = ctx;
+	py->files.size = sizeof(struct python_file);
+	py->procs.size = sizeof(struct py_proc);
+	py->procs.release = release_proc;
 	pthread_mutex_init(&py->lock, NULL);
-	py->notices = ring_buffer__new(notices_fd, on_notice, py, NULL);
-	if (!py->notices) {
-		warning("cannot read the program's Python stacks (%s): Python frames named at each "
-			"drain only, those of short processes may stay unnamed", strerror(errno));
-		return py;
-	}
-	/* Signals stay the main thread's: they end its wait for the next drain. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&py->namer, NULL, namer, py);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		warning("cannot start the thread naming Python code (%s): Python frames named at "
-			"each drain only, those of short processes may stay unnamed", strerror(err));
-	py->namer_running = !err;
+	namer_start(&py->namer, notices_fd, on_notice, py, &py->lock, "Python");
 	return py;
 }
 
 void python_take_notices(struct python *py)
 {
-	if (py && py->notices)
-		take_notices(py);
+	if (py)
+		namer_take(&py->namer);
 }
 
-static void free_proc(struct py_proc *pp)
+static void release_proc(struct runtime_proc *p)
 {
+	struct py_proc *pp = (struct py_proc *)p;
 	uint32_t i;
 
 	for (i = 0; i < pp->nr_codes; i++)
 		python_code_release(&pp->codes[i].info);
 	free(pp->codes);
 	itab_release(&pp->code_index);
-	free(pp);
 }
 
 void python_free(struct python *py)
 {
-	uint32_t i;
-
 	if (!py)
 		return;
-	__atomic_store_n(&py->stopping, true, __ATOMIC_RELEASE);
-	if (py->namer_running)
-		pthread_join(py->namer, NULL);
-	ring_buffer__free(py->notices);
+	namer_stop(&py->namer);
 	pthread_mutex_destroy(&py->lock);
-	for (i = 0; i < py->nr_procs; i++)
-		free_proc(py->procs[i]);
-	free(py->procs);
-	itab_release(&py->proc_index);
-	free(py->files);
-	itab_release(&py->file_index);
+	runtime_procs_release(&py->procs);
+	runtime_files_release(&py->files);
 	free(py->warned);
 	free(py);
 }
 
 /* Files ------------------------------------------------------------------ */
-
-static uint64_t file_hash(const struct unwind_file_key *k)
-{
-	return hash_mix(k->ino, k->dev);
-}
-
-static bool file_eq(const void *owner, const void *key, uint32_t idx)
-{
-	const struct unwind_file_key *a = &((const struct python *)owner)->files[idx].key, *b = key;
-
-	return a->ino == b->ino && a->dev == b->dev;
-}
-
-static const struct py_file *find_file(const struct python *py, const struct unwind_file_key *key)
-{
-	uint32_t idx = itab_find(&py->file_index, file_hash(key), file_eq, py, key);
-
-	return idx == ITAB_NONE ? NULL : &py->files[idx];
-}
 
 /* An interpreter whose frames bpfprof cannot read: said once per version. */
 static void warn_version(struct python *py, uint16_t version, const char *path)
@@ -206,47 +130,24 @@ static void warn_version(struct python *py, uint16_t version, const char *path)
 		"its samples keep their native frames", version >> 8, version & 0xff, path);
 }
 
-/*
- * A file just found to be an interpreter: every process whose mappings the
- * program read before it knew (started with the first, at once) is Python
- * too, from those mappings.
- */
-static void processes_mapping(struct python *py, const struct py_file *e)
+/* What the program is told of a process mapping interpreter file f at start (runtime_proc_fn). */
+static void process_of(const void *file, uint64_t start, uint64_t offset, uint32_t gen, void *proc)
 {
-	struct proc_mappings *m = xmalloc(sizeof(*m));
-	__u32 tgid, next;
-	int err;
-	uint32_t i;
+	const struct python_file *f = file;
+	struct python_process *p = proc;
 
-	for (err = bpf_map_get_next_key(py->maps_fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(py->maps_fd, &tgid, &next)) {
-		tgid = next;
-		if (bpf_map_lookup_elem(py->maps_fd, &tgid, m))
-			continue;
-		for (i = 0; i < m->nr && i < UNWIND_MAX_MAPPINGS; i++) {
-			const struct exec_mapping *x = &m->maps[i];
-			struct python_process p = { 0 };
-
-			if (x->file.ino != e->key.ino || x->file.dev != e->key.dev)
-				continue;
-			p.runtime = x->start - x->offset + e->f.runtime_rel;
-			p.code_type = x->start - x->offset + e->f.code_type_rel;
-			p.gen = m->gen;
-			p.off = e->f.off;
-			bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_NOEXIST);
-			break;
-		}
-	}
-	free(m);
+	p->runtime = start - offset + f->runtime_rel;
+	p->code_type = start - offset + f->code_type_rel;
+	p->gen = gen;
+	p->off = f->off;
 }
 
 static bool file_opened(struct python *py, const struct unwind_file_key *key, int fd,
 			const char *path)
 {
 	struct python_file f;
-	struct py_file *e;
 
-	if (find_file(py, key))
+	if (runtime_files_find(&py->files, key))
 		return true;
 	if (python_file_identify(fd, path, &f) != 1)
 		return false;
@@ -254,13 +155,14 @@ static bool file_opened(struct python *py, const struct unwind_file_key *key, in
 		warn_version(py, f.off.version, path);
 	if (bpf_map_update_elem(py->files_fd, key, &f, BPF_ANY))
 		debug("cannot tell the program of the interpreter '%s': %s", path, strerror(errno));
-	ALLOC_GROW(py->files, py->nr_files + 1, py->files_alloc);
-	e = &py->files[py->nr_files];
-	e->key = *key;
-	e->f = f;
-	itab_insert(&py->file_index, file_hash(key), py->nr_files++);
+	runtime_files_add(&py->files, key, &f);
 	py->stats.files++;
-	processes_mapping(py, e);
+	/*
+	 * Every process whose mappings the program read before it knew
+	 * (started with the first, at once) is Python too, from those mappings.
+	 */
+	runtime_claim_mapped(py->maps_fd, py->procs_fd, key, &f, process_of,
+			     sizeof(struct python_process));
 	debug("Python %u.%u in '%s'%s", f.off.version >> 8, f.off.version & 0xff, path,
 	      f.off.frames == PY_FRAMES_NONE ? ": not read" : "");
 	return true;
@@ -282,95 +184,46 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
 			 uint64_t start, uint64_t offset)
 {
-	const struct py_file *e;
-	struct python_process p = { 0 };
+	const struct python_file *e;
+	struct python_file f;
 
 	if (!py)
 		return;
 	pthread_mutex_lock(&py->lock);
-	e = find_file(py, key);
-	if (e) {
-		p.runtime = start - offset + e->f.runtime_rel;
-		p.code_type = start - offset + e->f.code_type_rel;
-		p.off = e->f.off;
-	}
+	e = runtime_files_find(&py->files, key);
+	if (e)
+		f = *e;
 	pthread_mutex_unlock(&py->lock);
-	if (!e)
-		return;
-	p.gen = py->gen(py->ctx, tgid);
-	/* What the program read of the process since is newer: kept. */
-	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_NOEXIST);
+	if (e)
+		runtime_claim(py->procs_fd, tgid, &f, start, offset, py->gen(py->ctx, tgid), process_of,
+			      sizeof(struct python_process));
 }
 
 /* Processes --------------------------------------------------------------- */
 
-static bool proc_eq(const void *owner, const void *key, uint32_t idx)
-{
-	return ((const struct python *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
-}
-
-static void index_procs(struct python *py)
-{
-	uint32_t i;
-
-	itab_release(&py->proc_index);
-	for (i = 0; i < py->nr_procs; i++)
-		itab_insert(&py->proc_index, hash_u64(py->procs[i]->tgid), i);
-}
-
 /* The process's state, for its generation gen (made anew at an exec). */
 static struct py_proc *get_proc(struct python *py, uint32_t tgid, uint32_t gen)
 {
-	uint32_t idx = itab_find(&py->proc_index, hash_u64(tgid), proc_eq, py, &tgid);
-	struct py_proc *pp;
+	bool made;
+	struct py_proc *pp = (struct py_proc *)runtime_procs_get(&py->procs, tgid, gen, &made);
 
-	if (idx != ITAB_NONE && py->procs[idx]->gen == gen)
-		return py->procs[idx];
-	pp = xcalloc(1, sizeof(*pp));
-	pp->tgid = tgid;
-	pp->gen = gen;
-	pp->known = !bpf_map_lookup_elem(py->procs_fd, &tgid, &pp->bpf) &&
-		    pp->bpf.off.frames != PY_FRAMES_NONE;
-	if (idx != ITAB_NONE) {
-		free_proc(py->procs[idx]);
-		py->procs[idx] = pp;
-		return pp;
-	}
-	ALLOC_GROW(py->procs, py->nr_procs + 1, py->procs_alloc);
-	py->procs[py->nr_procs] = pp;
-	itab_insert(&py->proc_index, hash_u64(tgid), py->nr_procs++);
+	if (made)
+		pp->known = !bpf_map_lookup_elem(py->procs_fd, &tgid, &pp->bpf) &&
+			    pp->bpf.off.frames != PY_FRAMES_NONE;
 	return pp;
 }
 
 static struct py_proc *find_proc(const struct python *py, uint32_t tgid)
 {
-	uint32_t idx = itab_find(&py->proc_index, hash_u64(tgid), proc_eq, py, &tgid);
-
-	return idx == ITAB_NONE ? NULL : py->procs[idx];
+	return (struct py_proc *)runtime_procs_find(&py->procs, tgid);
 }
 
 void python_after_drain(struct python *py)
 {
-	uint32_t i, kept = 0;
-
 	if (!py)
 		return;
 	pthread_mutex_lock(&py->lock);
-	/* Its samples up to its exit were in this drain: a process found gone before is done. */
-	for (i = 0; i < py->nr_procs; i++) {
-		struct py_proc *pp = py->procs[i];
-
-		if (pp->gone) {
-			free_proc(pp);
-			continue;
-		}
-		pp->gone = kill(pp->tgid, 0) && errno == ESRCH;
-		py->procs[kept++] = pp;
-	}
-	if (kept != py->nr_procs) {
-		py->nr_procs = kept;
-		index_procs(py);
-	}
+	runtime_procs_after_drain(&py->procs);
 	pthread_mutex_unlock(&py->lock);
 }
 
@@ -397,16 +250,6 @@ static struct py_code *find_code(const struct py_proc *pp, uint64_t addr, uint32
 	return idx == ITAB_NONE ? NULL : &pp->codes[idx];
 }
 
-static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct py_proc *pp = ctx;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pp->tgid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
 
 /* A code object the process's stacks showed: read once (failures too, so they are not read again). */
 static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint32_t firstlineno)
@@ -421,7 +264,7 @@ static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
 	c->firstlineno = firstlineno;
-	err = pp->known ? python_code_read(&pp->bpf.off, pp->bpf.code_type, read_memory, pp, addr,
+	err = pp->known ? python_code_read(&pp->bpf.off, pp->bpf.code_type, runtime_proc_read, pp, addr,
 					   &c->info)
 			: -ENOENT;
 	/* The same object read twice (freed and made again in between) may disagree: not ours. */

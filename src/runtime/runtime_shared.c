@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* What every runtime keeps the same way (runtime_shared.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfprof/runtime_shared.h"
+
+/* The namer ------------------------------------------------------------------------ */
+
+void namer_take(struct namer *n)
+{
+	if (!n->ring)
+		return;
+	pthread_mutex_lock(n->lock);
+	ring_buffer__consume(n->ring);
+	pthread_mutex_unlock(n->lock);
+}
+
+static void *namer_loop(void *arg)
+{
+	struct namer *n = arg;
+	struct timespec nap = { 0, NAMER_MS * 1000000L };
+
+	/* The program wakes no one for a notice (it would cost at every new stack): a timer. */
+	while (!__atomic_load_n(&n->stopping, __ATOMIC_ACQUIRE)) {
+		namer_take(n);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notice, void *ctx,
+		 pthread_mutex_t *lock, const char *what)
+{
+	sigset_t all, old;
+	int err;
+
+	memset(n, 0, sizeof(*n));
+	n->lock = lock;
+	n->ring = ring_buffer__new(notices_fd, on_notice, ctx, NULL);
+	if (!n->ring) {
+		warning("cannot read the program's %s stacks (%s): %s frames named at each drain "
+			"only, those of short processes may stay unnamed", what, strerror(errno), what);
+		return;
+	}
+	/* Signals stay the main thread's: they end its wait for the next drain. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&n->thread, NULL, namer_loop, n);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		warning("cannot start the thread naming %s frames (%s): they are named at each "
+			"drain only, those of short processes may stay unnamed", what, strerror(err));
+	n->running = !err;
+}
+
+void namer_stop(struct namer *n)
+{
+	__atomic_store_n(&n->stopping, true, __ATOMIC_RELEASE);
+	if (n->running)
+		pthread_join(n->thread, NULL);
+	n->running = false;
+	ring_buffer__free(n->ring);
+	n->ring = NULL;
+}
+
+/* Files ---------------------------------------------------------------------------- */
+
+static uint64_t file_hash(const struct unwind_file_key *k)
+{
+	return hash_mix(k->ino, k->dev);
+}
+
+static bool file_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct unwind_file_key *a = &((const struct runtime_files *)owner)->keys[idx], *b = key;
+
+	return a->ino == b->ino && a->dev == b->dev;
+}
+
+void *runtime_files_find(const struct runtime_files *t, const struct unwind_file_key *key)
+{
+	uint32_t idx = itab_find(&t->index, file_hash(key), file_eq, t, key);
+
+	return idx == ITAB_NONE ? NULL : t->values + (size_t)idx * t->size;
+}
+
+void *runtime_files_add(struct runtime_files *t, const struct unwind_file_key *key,
+		       const void *value)
+{
+	void *v;
+
+	ALLOC_GROW(t->keys, t->nr + 1, t->keys_alloc);
+	ALLOC_GROW(t->values, (size_t)(t->nr + 1) * t->size, t->values_alloc);
+	t->keys[t->nr] = *key;
+	v = t->values + (size_t)t->nr * t->size;
+	memcpy(v, value, t->size);
+	itab_insert(&t->index, file_hash(key), t->nr++);
+	return v;
+}
+
+void runtime_files_release(struct runtime_files *t)
+{
+	free(t->keys);
+	free(t->values);
+	itab_release(&t->index);
+	t->keys = NULL;
+	t->values = NULL;
+	t->nr = t->keys_alloc = 0;
+	t->values_alloc = 0;
+}
+
+/* Claims ---------------------------------------------------------------------------- */
+
+void runtime_claim(int procs_fd, uint32_t tgid, const void *file, uint64_t start,
+		   uint64_t offset, uint32_t gen, runtime_proc_fn *make, size_t proc_size)
+{
+	uint8_t proc[RUNTIME_PROC_MAX] = { 0 };
+
+	if (proc_size > sizeof(proc))
+		die("a runtime's process value of %zu bytes: RUNTIME_PROC_MAX is %d", proc_size,
+		    RUNTIME_PROC_MAX);
+	make(file, start, offset, gen, proc);
+	bpf_map_update_elem(procs_fd, &tgid, proc, BPF_NOEXIST);
+}
+
+void runtime_claim_mapped(int maps_fd, int procs_fd, const struct unwind_file_key *key,
+			  const void *file, runtime_proc_fn *make, size_t proc_size)
+{
+	struct proc_mappings *m = xmalloc(sizeof(*m));
+	__u32 tgid, next;
+	uint32_t i;
+	int err;
+
+	for (err = bpf_map_get_next_key(maps_fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(maps_fd, &tgid, &next)) {
+		tgid = next;
+		if (bpf_map_lookup_elem(maps_fd, &tgid, m))
+			continue;
+		for (i = 0; i < m->nr && i < UNWIND_MAX_MAPPINGS; i++) {
+			const struct exec_mapping *x = &m->maps[i];
+
+			if (x->file.ino == key->ino && x->file.dev == key->dev) {
+				runtime_claim(procs_fd, tgid, file, x->start, x->offset, m->gen, make,
+					      proc_size);
+				break;
+			}
+		}
+	}
+	free(m);
+}
+
+/* Processes ------------------------------------------------------------------------- */
+
+int runtime_proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct runtime_proc *p = ctx;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(p->tgid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static bool proc_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct runtime_procs *)owner)->procs[idx]->tgid == *(const uint32_t *)key;
+}
+
+struct runtime_proc *runtime_procs_find(const struct runtime_procs *t, uint32_t tgid)
+{
+	uint32_t idx = itab_find(&t->index, hash_u64(tgid), proc_eq, t, &tgid);
+
+	return idx == ITAB_NONE ? NULL : t->procs[idx];
+}
+
+static void free_proc(struct runtime_procs *t, struct runtime_proc *p)
+{
+	t->release(p);
+	free(p);
+}
+
+struct runtime_proc *runtime_procs_get(struct runtime_procs *t, uint32_t tgid, uint32_t gen,
+				       bool *made)
+{
+	uint32_t idx = itab_find(&t->index, hash_u64(tgid), proc_eq, t, &tgid);
+	struct runtime_proc *p;
+
+	*made = false;
+	if (idx != ITAB_NONE && t->procs[idx]->gen == gen)
+		return t->procs[idx];
+	p = xcalloc(1, t->size);
+	p->tgid = tgid;
+	p->gen = gen;
+	*made = true;
+	if (idx != ITAB_NONE) {
+		free_proc(t, t->procs[idx]);
+		t->procs[idx] = p;
+		return p;
+	}
+	ALLOC_GROW(t->procs, t->nr + 1, t->alloc);
+	t->procs[t->nr] = p;
+	itab_insert(&t->index, hash_u64(tgid), t->nr++);
+	return p;
+}
+
+void runtime_procs_after_drain(struct runtime_procs *t)
+{
+	uint32_t i, kept = 0;
+
+	/* Its samples up to its exit were in this drain: a process found gone before is done. */
+	for (i = 0; i < t->nr; i++) {
+		struct runtime_proc *p = t->procs[i];
+
+		if (p->gone) {
+			free_proc(t, p);
+			continue;
+		}
+		p->gone = kill(p->tgid, 0) && errno == ESRCH;
+		t->procs[kept++] = p;
+	}
+	if (kept == t->nr)
+		return;
+	t->nr = kept;
+	itab_release(&t->index);
+	for (i = 0; i < t->nr; i++)
+		itab_insert(&t->index, hash_u64(t->procs[i]->tgid), i);
+}
+
+void runtime_procs_release(struct runtime_procs *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nr; i++)
+		free_proc(t, t->procs[i]);
+	free(t->procs);
+	itab_release(&t->index);
+	t->procs = NULL;
+	t->nr = t->alloc = 0;
+}
