@@ -12,6 +12,7 @@
 -- measured SECONDS, as lua_split.lua.
 --
 -- usage: lua_host lua_capi.lua SECONDS [READY_FILE GO_FILE]
+local window = dofile((arg[0]:match("^(.*/)") or "") .. "lua_window.lua")
 local UNIT = 50000 -- chain steps
 local clock = os.clock
 local spent_inner = 0
@@ -41,29 +42,8 @@ local function outer(stop)
 	return sink, calls
 end
 
-local function wait_for(path)
-	local ffi = require("ffi")
-	pcall(ffi.cdef, "int poll(void *fds, unsigned long nfds, int timeout);")
-	while true do
-		local f = io.open(path)
-		if f then
-			f:close()
-			return
-		end
-		ffi.C.poll(nil, 0, 20)
-	end
-end
-
 local function main()
-	local seconds = tonumber(arg[1])
-	if not seconds or not c_spin then
-		io.stderr:write("usage: lua_host lua_capi.lua SECONDS [READY_FILE GO_FILE]\n")
-		os.exit(2)
-	end
-	if arg[3] then
-		assert(io.open(arg[2], "w")):close()
-		wait_for(arg[3])
-	end
+	local seconds = window.open("lua_host lua_capi.lua", c_spin ~= nil)
 	local start, spin0 = clock(), c_spin_ns()
 	local sink, calls = outer(start + seconds)
 	local total = clock() - start

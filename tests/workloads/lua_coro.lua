@@ -12,6 +12,7 @@
 -- measured SECONDS, as lua_split.lua.
 --
 -- usage: luajit [-joff] lua_coro.lua SECONDS [READY_FILE GO_FILE]
+local window = dofile((arg[0]:match("^(.*/)") or "") .. "lua_window.lua")
 local UNIT = 50000 -- chain steps
 local clock = os.clock
 local spent_inside = 0
@@ -44,29 +45,8 @@ local function resumer(stop)
 	return sink, resumes
 end
 
-local function wait_for(path)
-	local ffi = require("ffi")
-	pcall(ffi.cdef, "int poll(void *fds, unsigned long nfds, int timeout);")
-	while true do
-		local f = io.open(path)
-		if f then
-			f:close()
-			return
-		end
-		ffi.C.poll(nil, 0, 20)
-	end
-end
-
 local function main()
-	local seconds = tonumber(arg[1])
-	if not seconds then
-		io.stderr:write("usage: luajit lua_coro.lua SECONDS [READY_FILE GO_FILE]\n")
-		os.exit(2)
-	end
-	if arg[3] then
-		assert(io.open(arg[2], "w")):close()
-		wait_for(arg[3])
-	end
+	local seconds = window.open("luajit lua_coro.lua")
 	local start = clock()
 	local sink, resumes = resumer(start + seconds)
 	local total = clock() - start

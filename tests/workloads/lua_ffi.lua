@@ -11,6 +11,7 @@
 -- measured SECONDS, as lua_split.lua.
 --
 -- usage: luajit lua_ffi.lua SECONDS [READY_FILE GO_FILE]
+local window = dofile((arg[0]:match("^(.*/)") or "") .. "lua_window.lua")
 local ffi = require("ffi")
 
 -- zlib's crc32 takes and returns an unsigned long; declared with 32 bits (it
@@ -18,7 +19,6 @@ local ffi = require("ffi")
 -- not a boxed 64-bit cdata: no allocation, no garbage collection in the loop.
 ffi.cdef([[
 uint32_t crc32(uint32_t crc, const uint8_t *buf, uint32_t len);
-int poll(void *fds, unsigned long nfds, int timeout);
 ]])
 local z = ffi.load("libz.so.1")
 
@@ -46,27 +46,8 @@ local function stir(n)
 	return s
 end
 
-local function wait_for(path)
-	while true do
-		local f = io.open(path)
-		if f then
-			f:close()
-			return
-		end
-		ffi.C.poll(nil, 0, 20)
-	end
-end
-
 local function main()
-	local seconds = tonumber(arg[1])
-	if not seconds then
-		io.stderr:write("usage: luajit lua_ffi.lua SECONDS [READY_FILE GO_FILE]\n")
-		os.exit(2)
-	end
-	if arg[3] then
-		assert(io.open(arg[2], "w")):close()
-		wait_for(arg[3])
-	end
+	local seconds = window.open("luajit lua_ffi.lua")
 	local clock = os.clock
 	local spent_h, spent_s, rounds, sink = 0, 0, 0, 0
 	local start = clock()

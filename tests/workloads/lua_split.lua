@@ -12,6 +12,7 @@
 -- made sees the very window measured.
 --
 -- usage: luajit [-joff] lua_split.lua SECONDS [READY_FILE GO_FILE]
+local window = dofile((arg[0]:match("^(.*/)") or "") .. "lua_window.lua")
 local UNIT = 50000 -- chain steps: some 0.2 ms compiled, 1 ms interpreted
 
 local function work(n)
@@ -33,30 +34,8 @@ local function beta(n)
 	return s
 end
 
--- Polls for the file without burning a CPU while the profiler loads.
-local function wait_for(path)
-	local ffi = require("ffi")
-	pcall(ffi.cdef, "int poll(void *fds, unsigned long nfds, int timeout);")
-	while true do
-		local f = io.open(path)
-		if f then
-			f:close()
-			return
-		end
-		ffi.C.poll(nil, 0, 20)
-	end
-end
-
 local function main()
-	local seconds = tonumber(arg[1])
-	if not seconds then
-		io.stderr:write("usage: luajit lua_split.lua SECONDS [READY_FILE GO_FILE]\n")
-		os.exit(2)
-	end
-	if arg[3] then
-		assert(io.open(arg[2], "w")):close()
-		wait_for(arg[3])
-	end
+	local seconds = window.open("luajit lua_split.lua")
 	local clock = os.clock
 	local spent_a, spent_b, rounds, sink = 0, 0, 0, 0
 	local start = clock()

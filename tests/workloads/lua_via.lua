@@ -11,6 +11,7 @@
 -- measured SECONDS, as lua_split.lua.
 --
 -- usage: lua_host lua_via.lua SECONDS [READY_FILE GO_FILE]
+local window = dofile((arg[0]:match("^(.*/)") or "") .. "lua_window.lua")
 local clock = os.clock
 
 local function spin(n)
@@ -31,20 +32,7 @@ local function beta(n)
 	return s
 end
 
-local seconds, ready, go = tonumber(arg[1]), arg[2], arg[3]
-if not seconds or not c_via_a then
-	io.stderr:write("usage: lua_host lua_via.lua SECONDS [READY_FILE GO_FILE]\n")
-	os.exit(2)
-end
-if go then
-	assert(io.open(ready, "w")):close()
-	local f = io.open(go)
-	while not f do
-		spin(100000)
-		f = io.open(go)
-	end
-	f:close()
-end
+local seconds = window.open("lua_host lua_via.lua", c_via_a ~= nil)
 local stop, sink = clock() + seconds, 0
 -- One call site, so that both C functions run at the same depth.
 local via = { c_via_a, c_via_b }
