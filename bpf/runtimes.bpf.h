@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The interpreters whose frames are read at a sample, side by side:
- * python.bpf.h and luajit.bpf.h. A runtime is a header beside them, with a
+ * python.bpf.h, luajit.bpf.h and ruby.bpf.h. A runtime is a header beside them, with a
  * line in each function below: its processes found from the mappings the
  * walk reads, what it needs before the native walk (LuaJIT: where a trace
  * puts the VM's frame), its frames walked where a sample's stacks are
@@ -14,6 +14,7 @@
 #include "common.bpf.h"
 #include "luajit.bpf.h"
 #include "python.bpf.h"
+#include "ruby.bpf.h"
 #include "settings.bpf.h"
 
 /* A process maps code of the file at e (unwind.bpf.h's scan): is it an interpreter's? */
@@ -21,6 +22,7 @@ static __always_inline void runtime_mapping_seen(__u32 tgid, __u32 gen, const st
 {
 	python_mapping_seen(tgid, gen, e);
 	luajit_mapping_seen(tgid, gen, e);
+	ruby_mapping_seen(tgid, gen, e);
 }
 
 /* Before the native walk from regs: code of a runtime's the walk is to step over (jit). */
@@ -54,12 +56,16 @@ static __always_inline void runtime_frames(struct sample_key *key, __u32 set, st
 		take_cause(python_sample(key, set, st), cause);
 	if (settings.luajit_frames && !key->py_hash)
 		take_cause(luajit_sample(key, set, st), cause);
+	if (settings.ruby_frames && !key->py_hash)
+		take_cause(ruby_sample(key, set, st), cause);
 }
 
 /* The interpreter frames key names (walked last on this CPU) into out; out->n 0 if none. */
 static __always_inline void runtime_stack_copy(const struct sample_key *key, struct py_stack *out)
 {
 	if (settings.luajit_frames && luajit_stack_copy(key, out))
+		return;
+	if (settings.ruby_frames && ruby_stack_copy(key, out))
 		return;
 	python_stack_copy(key, out);
 }

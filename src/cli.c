@@ -239,6 +239,10 @@ static const struct cli_option options_table[] = {
 	  "leave LuaJIT processes' own frames out (read with --unwind\n"
 	  "auto: LuaJIT 2.1); native frames only",
 	  FLAG(no_lua) },
+	{ "no-ruby", 0, NULL,
+	  "leave Ruby processes' own frames out (read with --unwind\n"
+	  "auto: CRuby 3.1); native frames only",
+	  FLAG(no_ruby) },
 	{ "btf", 0, "FILE", "kernel BTF (default /sys/kernel/btf/vmlinux)", STRING(btf) },
 	{ "verbose", 'v', NULL, "say more on stderr, libbpf's messages included",
 	  .kind = OPTION_COUNT, .field = FIELD(verbose, int) },

@@ -79,6 +79,7 @@ static struct bpf_settings bpf_settings_of(const struct sampler_config *cfg)
 	/* Python processes are found by their mappings, which only the walk reads. */
 	b.python_frames = b.cfi_unwind && b.python_frames;
 	b.luajit_frames = b.cfi_unwind && b.luajit_frames;
+	b.ruby_frames = b.cfi_unwind && b.ruby_frames;
 	b.preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path);
 	return b;
 }
@@ -96,6 +97,7 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	s->walking = skel->rodata->settings.cfi_unwind;
 	s->python = skel->rodata->settings.python_frames;
 	s->luajit = skel->rodata->settings.luajit_frames;
+	s->ruby = skel->rodata->settings.ruby_frames;
 	/* Without the walk, its maps are left at their smallest. */
 	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
 					    cfg->bpf.cfi_unwind ? cfg->unwind_rows : 1)) ||
@@ -104,13 +106,17 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.pystacks0,
-					    s->python || s->luajit ? cfg->stack_storage_size : 1)) ||
+					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
+									 : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.pystacks1,
-					    s->python || s->luajit ? cfg->stack_storage_size : 1)) ||
+					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
+									 : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.py_notices,
 					    s->python ? 1u << 20 : (uint32_t)getpagesize())) ||
 	    (err = bpf_map__set_max_entries(skel->maps.lua_notices,
-					    s->luajit ? 1u << 20 : (uint32_t)getpagesize())))
+					    s->luajit ? 1u << 20 : (uint32_t)getpagesize())) ||
+	    (err = bpf_map__set_max_entries(skel->maps.rb_notices,
+					    s->ruby ? 1u << 20 : (uint32_t)getpagesize())))
 		return err;
 	for (i = 0; i < 2; i++) {
 		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
@@ -265,6 +271,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 	out->walking = s->walking;
 	out->python = s->python;
 	out->luajit = s->luajit;
+	out->ruby = s->ruby;
 	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
 	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
 }
@@ -324,6 +331,15 @@ void sampler_luajit_maps(struct sampler *s, int *files_fd, int *procs_fd, int *m
 	*procs_fd = s->luajit ? bpf_map__fd(s->skel->maps.luajit_procs) : -1;
 	*maps_fd = s->luajit ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
 	*notices_fd = s->luajit ? bpf_map__fd(s->skel->maps.lua_notices) : -1;
+}
+
+void sampler_ruby_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
+		       int *notices_fd)
+{
+	*files_fd = s->ruby ? bpf_map__fd(s->skel->maps.ruby_files) : -1;
+	*procs_fd = s->ruby ? bpf_map__fd(s->skel->maps.ruby_procs) : -1;
+	*maps_fd = s->ruby ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
+	*notices_fd = s->ruby ? bpf_map__fd(s->skel->maps.rb_notices) : -1;
 }
 
 uint64_t sampler_proc_maps_bytes(struct sampler *s)

@@ -180,7 +180,7 @@ static int read_walked(struct sampler *s, unsigned set)
 	empty_hashed(st);
 	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
-	if (!err && (s->python || s->luajit))
+	if (!err && (s->python || s->luajit || s->ruby))
 		err = take_stacks(s, set,
 				  bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks0),
 				  sizeof(struct py_stack), keep_python);

@@ -83,6 +83,7 @@ struct sampler {
 	bool walking;		/* --unwind auto */
 	bool python;		/* and Python frames with it */
 	bool luajit;		/* and LuaJIT frames */
+	bool ruby;		/* and Ruby frames */
 	const int *cpus;	/* the config's: perf events on these, at this frequency */
 	size_t ncpus;
 	uint32_t frequency;

@@ -42,6 +42,7 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	/* Python frames are read by the CFI walk only. */
 	cfg->bpf.python_frames = cfg->bpf.cfi_unwind && !o->no_python;
 	cfg->bpf.luajit_frames = cfg->bpf.cfi_unwind && !o->no_lua;
+	cfg->bpf.ruby_frames = cfg->bpf.cfi_unwind && !o->no_ruby;
 	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->bpf.stack_copy_bytes = o->stack_size;
 }

@@ -27,7 +27,8 @@ struct bpf_settings {
 	__u8 cfi_unwind;	/* --unwind auto: user stacks walked in the program */
 	__u8 python_frames;	/* not --no-python, and the walk is on */
 	__u8 luajit_frames;	/* not --no-lua, and the walk is on */
-	__u8 reserved[2];
+	__u8 ruby_frames;	/* not --no-ruby, and the walk is on */
+	__u8 reserved[1];
 	__u32 stack_copy_bytes;	/* --stack-size, a multiple of BPFPROF_STACK_CHUNK */
 	__u64 min_block_ns;	/* --min-block */
 	/*

@@ -64,6 +64,7 @@ struct options {
 	bool cfi_unwind;		/* --unwind auto (the default): tables in the kernel */
 	bool no_python;			/* --no-python: no Python frames */
 	bool no_lua;			/* --no-lua: no LuaJIT frames */
+	bool no_ruby;			/* --no-ruby: no Ruby frames */
 	bool off_cpu;			/* --off-cpu: off-CPU time, no CPU samples */
 	bool wall;			/* --wall: CPU samples and off-CPU time in one unit */
 	uint32_t min_block_us;		/* --min-block */

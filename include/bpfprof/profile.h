@@ -32,6 +32,7 @@ enum frame_kind {
 	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
 	FRAME_PYTHON,		/* a Python function (mapping 0; address made of function and line) */
 	FRAME_LUA,		/* a Lua function (LuaJIT's), made as a Python function's */
+	FRAME_RUBY,		/* a Ruby method or block (CRuby's), made as a Python function's */
 };
 
 struct prof_mapping {

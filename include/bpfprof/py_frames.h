@@ -104,6 +104,7 @@ enum py_walk_end {
 enum runtime_kind {
 	RUNTIME_PYTHON = 0,
 	RUNTIME_LUAJIT = 1,		/* frames as lua_frames.h says */
+	RUNTIME_RUBY = 2,		/* frames as rb_frames.h says */
 };
 
 /*

@@ -117,5 +117,6 @@ void runtimes_summarize(const struct sampler_stats *st, const struct run_figures
 /* The runtimes (src/runtime/NAME.c). */
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops luajit_runtime;
+extern const struct runtime_ops ruby_runtime;
 
 #endif

@@ -8,6 +8,7 @@
 #define BPFPROF_SAMPLE_H
 
 #include "bpfprof/lua_frames.h"
+#include "bpfprof/rb_frames.h"
 #include "bpfprof/py_frames.h"
 #include "bpfprof/unwind_row.h"
 
@@ -187,8 +188,14 @@ enum stat_index {
 	STAT_LUA_NO_FRAME,	/* walked, no frame found */
 	STAT_LUA_STATE,		/* walks by what the VM was doing (enum lua_vm_state) */
 	STAT_LUA_END = STAT_LUA_STATE + LUA_VM_STATE_MAX,	/* walks that found frames, by their end */
+	/* CRuby (ruby.bpf.h): recorded samples of Ruby processes, and what their walk found */
+	STAT_RB_SAMPLES = STAT_LUA_END + PY_WALK_END_MAX,
+	STAT_RB_UNKNOWN_VERSION,	/* a Ruby whose layout bpfprof cannot read */
+	STAT_RB_NO_EC,		/* no execution context (not a Ruby thread, or not yet) */
+	STAT_RB_NO_FRAME,	/* walked, no frame found */
+	STAT_RB_END,		/* walks that found frames, by their end */
 	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
-	STAT_OFF_SWITCHES = STAT_LUA_END + PY_WALK_END_MAX,	/* a followed thread left the CPU: its stacks recorded */
+	STAT_OFF_SWITCHES = STAT_RB_END + PY_WALK_END_MAX,	/* a followed thread left the CPU: its stacks recorded */
 	STAT_OFF_NO_ROOM,	/* ... but no task storage could be had for it: not followed */
 	STAT_OFF_SHORT,		/* back within --min-block: not counted */
 	STAT_OFF_COUNTED_SET0,	/* blocks counted in counts0 */

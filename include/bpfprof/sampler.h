@@ -103,6 +103,15 @@ struct python_stats {
 	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
 };
 
+struct ruby_stats {
+	uint32_t files, unknown_files;	/* files holding a Ruby VM; of them, of a version not read */
+	uint64_t iseqs, iseq_errors;	/* instruction sequences named; not readable (freed, moved, gone) */
+	uint64_t methods, method_errors;	/* C methods named; not readable */
+	uint64_t merged;		/* samples whose Ruby frames were merged with native ones */
+	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
+	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Ruby frames left out */
+};
+
 struct luajit_stats {
 	uint32_t files, unknown_files;	/* files holding a LuaJIT VM; of them, of a layout not read */
 	uint64_t protos, proto_errors;	/* prototypes named; not readable (freed, bad, gone) */
@@ -128,6 +137,7 @@ struct sampler_stats {
 	bool walking;			/* user stacks were walked with unwind tables */
 	bool python;			/* Python processes' frames were read */
 	bool luajit;			/* LuaJIT processes' frames were read */
+	bool ruby;			/* Ruby processes' frames were read */
 };
 
 struct sampler;
@@ -167,6 +177,9 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
  */
 void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
 			 int *notices_fd);
+/* The same for Ruby: ruby_files, ruby_procs, the mappings, rb_notices; -1s when off. */
+void sampler_ruby_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
+		       int *notices_fd);
 /* The same for LuaJIT: luajit_files, luajit_procs, the mappings, lua_notices; -1s when off. */
 void sampler_luajit_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
 			 int *notices_fd);

@@ -27,6 +27,7 @@ struct run_figures {
 	} tables;
 	struct python_stats py;
 	struct luajit_stats lua;
+	struct ruby_stats rb;
 	bool pushed;				/* --push: how it went */
 	struct push_stats push;
 };

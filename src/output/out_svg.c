@@ -46,6 +46,7 @@ enum svg_kind {
 	K_SPECIAL,
 	K_PYTHON,
 	K_LUA,
+	K_RUBY,
 };
 
 static const char *const kind_names[] = {
@@ -58,6 +59,7 @@ static const char *const kind_names[] = {
 	[K_SPECIAL] = "special",
 	[K_PYTHON] = "python",
 	[K_LUA] = "lua",
+	[K_RUBY] = "ruby",
 };
 
 struct node {
@@ -260,6 +262,12 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 		g = 90 + 50 * v2;
 		b = 200 + 55 * v1;
 		break;
+	case K_RUBY:
+		/* Ruby's own red, lighter and darker. */
+		r = 200 + 55 * v1;
+		g = 60 + 50 * v2;
+		b = 70 + 50 * v2;
+		break;
 	default:
 		r = 205 + 50 * v3;
 		g = 230 * v1;
@@ -376,6 +384,9 @@ static const struct loc_frame *loc_frames(struct graph *g, uint32_t loc, uint32_
 		break;
 	case FRAME_LUA:
 		kind = K_LUA;
+		break;
+	case FRAME_RUBY:
+		kind = K_RUBY;
 		break;
 	default:
 		/* An address in no mapping is "[unknown]": nothing to tell, grey. */

@@ -9,6 +9,7 @@
 static const struct runtime_ops *const runtime_list[] = {
 	&python_runtime,
 	&luajit_runtime,
+	&ruby_runtime,
 };
 #define NR_KNOWN (sizeof(runtime_list) / sizeof(runtime_list[0]))
 

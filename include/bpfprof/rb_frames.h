@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the BPF program's CRuby frame walk (bpf/ruby.bpf.h) and userspace
+ * (src/runtime/ruby*.c) agree on: which files hold a Ruby VM (libruby),
+ * where its threads' execution contexts are, the layout of its control
+ * frames by version, and how a sample's Ruby frames are recorded.
+ * Compiled by both sides.
+ *
+ * A sample's Ruby frames travel as Python's do (struct py_stack,
+ * py_frames.h), with stack.runtime RUNTIME_RUBY, in these terms:
+ *   frame.code        a Ruby frame's instruction sequence (rb_iseq_t *), or
+ *                     a C method's method entry (RB_FRAME_CFUNC in instr);
+ *   frame.instr       bits 3..31 of the frame's pc (an iseq frame's: the
+ *                     rest is the iseq's own), | PY_FRAME_ENTRY on the frame
+ *                     one entry into the VM (vm_exec) began with, as Ruby's
+ *                     FINISH flag says; | RB_FRAME_CFUNC for a C method.
+ *   frame.firstlineno 0.
+ *   stack.state       enum rb_vm_state.
+ */
+#ifndef BPFPROF_RB_FRAMES_H
+#define BPFPROF_RB_FRAMES_H
+
+#include "bpfprof/unwind_row.h"
+
+/*
+ * What the walk reads, where every version from 3.0 to 3.3 keeps it
+ * (x86-64, vm_core.h): an execution context starts with its VM stack, the
+ * stack's size in VALUEs and the newest control frame; a control frame
+ * with its pc, sp, iseq, self and ep.
+ */
+struct rb_ec_head {
+	__u64 vm_stack, vm_stack_size, cfp;
+};
+
+struct rb_cfp_head {
+	__u64 pc, sp, iseq, self, ep;
+};
+
+/* What differs by version: a row of ruby_file.c's table. */
+struct ruby_layout {
+	__u32 cfp_size;			/* sizeof(rb_control_frame_t) */
+	__u32 reserved;
+};
+
+/* A file holding a Ruby VM (libruby.so, or a ruby linked statically). */
+struct ruby_file {
+	/* Addresses less the code's (vaddr - offset), as python_file's. */
+	__u64 vm_exec_lo_rel;		/* vm_exec_core: the VM's native frame of each entry */
+	__u64 vm_exec_hi_rel;
+	__u64 ec_tls_rel;		/* the GOT pair ld.so fills for ruby_current_ec: module id, offset */
+	__u32 known;			/* 0: a Ruby bpfprof cannot read (native frames only) */
+	__u16 version;			/* major << 8 | minor */
+	__u16 reserved;
+	struct ruby_layout l;
+	/* For userspace's names: the symbol table's (ruby_global_symbols) last_id, and tLAST_OP_ID. */
+	__u64 symbols_rel;
+	__u32 last_op_id;
+	__u32 reserved2;
+};
+
+/* A Ruby process: where its VM's code and its threads' execution contexts are. */
+struct ruby_process {
+	__u64 vm_exec_lo, vm_exec_hi;
+	__u64 ec_tls;
+	__u32 gen;			/* the process's generation it holds for */
+	__u32 known;
+	struct ruby_layout l;
+	__u64 symbols;			/* for userspace's names: ruby_file's, in the process */
+	__u32 last_op_id;
+	__u32 reserved;
+};
+
+/* The frame's kind: its environment's flags (ep[0]) & RB_FRAME_MAGIC_MASK. */
+#define RB_FRAME_MAGIC_MASK	0x7fff0001u
+#define RB_FRAME_MAGIC_CFUNC	0x55550001u
+#define RB_FRAME_MAGIC_IFUNC	0x66660001u
+#define RB_FRAME_MAGIC_DUMMY	0x79990001u
+#define RB_FRAME_FLAG_FINISH	0x20u		/* the first frame of an entry into the VM */
+
+/* In py_frame.instr of a Ruby frame. */
+#define RB_FRAME_CFUNC		0x40000000u	/* code: a C method's method entry */
+#define RB_FRAME_PC_MASK	0x1fffffffu	/* pc >> 3, its low 29 bits */
+
+/* What the VM was doing at the sample: py_stack.state of a Ruby stack. */
+enum rb_vm_state {
+	RB_VM_RUBY = 0,			/* running Ruby code (or C it called) */
+	RB_VM_STATE_MAX
+};
+
+#endif

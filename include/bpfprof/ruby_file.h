@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Which ELF files hold a CRuby VM (libruby), and what the BPF program's
+ * Ruby walk needs of each (struct ruby_file, rb_frames.h), found without
+ * debug information (Debian's libruby is stripped):
+ *   the version       from the exported ruby_api_version, and with it the
+ *                     layout of control frames: a row of a table by version
+ *   the context       the GOT pair the dynamic linker fills for the
+ *                     thread-local ruby_current_ec (its DTPMOD64 relocation)
+ *   vm_exec_core      the VM's one native frame per entry: not exported,
+ *                     found by the table of its instruction addresses (the
+ *                     longest run of relative relocations into one function,
+ *                     just below the exported rb_vm_exec) and that
+ *                     function's bounds in .eh_frame_hdr's table
+ * A reader: never prints but debug lines, returns 1, 0 or a negative errno.
+ */
+#ifndef BPFPROF_RUBY_FILE_H
+#define BPFPROF_RUBY_FILE_H
+
+#include "bpfprof/rb_frames.h"
+
+/*
+ * Whether the ELF file on fd (at path, for debug lines) holds a Ruby VM: it
+ * exports ruby_api_version and the thread-local ruby_current_ec. 1: it does,
+ * *out filled, out->known 0 for a Ruby bpfprof cannot read (a version not
+ * in the table, a value not found); 0: not Ruby; a negative errno: the file
+ * could not be read.
+ */
+int ruby_file_identify(int fd, const char *path, struct ruby_file *out);
+
+/* The layout of Ruby major.minor, or NULL: not in the table. */
+const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor);
+
+#endif

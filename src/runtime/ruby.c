@@ -1,0 +1,735 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * CRuby's frames in userspace: which files hold a Ruby VM (told to the BPF
+ * program, which walks the frames: bpf/ruby.bpf.h), the instruction
+ * sequences and method entries of every Ruby stack named while their
+ * process lives, and each sample's Ruby frames put in place of the VM's
+ * native frame (vm_exec_core) that ran them.
+ *
+ * A Ruby frame is LABEL (FILE:FIRSTLINE) as Ruby's own backtrace labels it
+ * ("alpha", "block in spin", "<main>"), FILE the script's path; pprof and
+ * callgrind carry the line of the frame's pc, from the iseq's line table.
+ * A C method is its name (Integer#times shows as "times"), above the
+ * native frames it runs.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfprof/python_code.h"
+#include "bpfprof/ruby_file.h"
+#include "bpfprof/runtime.h"
+#include "bpfprof/runtime_shared.h"
+#include "bpfprof/util.h"
+
+/* What names read, by version (vm_core.h, iseq.h, ruby/internal/core/rstring.h): 3.1's. */
+#define IMEMO_TYPE(flags)	(((flags) >> 12) & 7)
+#define T_MASK			0x1f
+#define T_STRING		0x05
+#define T_ARRAY			0x07
+#define T_IMEMO			0x1a
+#define IMEMO_ISEQ		7
+#define IMEMO_MENT		6
+#define ISEQ_BODY		0x10
+#define BODY_BYTES		0x98
+#define BODY_ISEQ_SIZE		0x04
+#define BODY_ISEQ_ENCODED	0x08
+#define BODY_PATHOBJ		0x40
+#define BODY_LABEL		0x50
+#define BODY_FIRST_LINENO	0x58
+#define BODY_INSNS_INFO		0x78	/* entries (line_no first), 12 bytes each */
+#define BODY_INSNS_SIZE		0x88
+#define BODY_SUCC_TABLE		0x90
+#define INSN_INFO_SIZE		12
+#define ME_DEF			0x10
+#define DEF_ORIGINAL_ID		0x20
+#define STR_NOEMBED		0x2000
+#define ARY_EMBED		0x2000
+#define NAME_MAX_BYTES		256
+#define PATH_MAX_BYTES		4096
+#define ID_ENTRY_UNIT		512
+
+/* An instruction sequence of a process, as read (or not) when a stack first showed it. */
+struct rb_iseq {
+	uint64_t addr;
+	bool ok;
+	char *label, *file;
+	uint32_t first_lineno;
+	uint64_t encoded;		/* its instructions: a frame's pc lies in them */
+	uint32_t size;			/* in VALUEs */
+	uint64_t insns_info, succ_table;
+	uint32_t insns_size;
+};
+
+/* A frame's line: (iseq, pc bits) -> line, read once. */
+struct rb_line {
+	uint64_t iseq;
+	uint32_t pc_bits, line;
+};
+
+/* A C method's entry, as read. */
+struct rb_method {
+	uint64_t me;
+	char *name;		/* NULL: not readable */
+};
+
+struct rb_proc {
+	struct runtime_proc base;	/* first: runtime_procs holds it */
+	bool known;
+	struct ruby_process bpf;
+	struct rb_iseq *iseqs;
+	uint32_t nr_iseqs, iseqs_alloc;
+	struct itab iseq_index;
+	struct rb_line *lines;
+	uint32_t nr_lines, lines_alloc;
+	struct itab line_index;
+	struct rb_method *methods;
+	uint32_t nr_methods, methods_alloc;
+	struct itab method_index;
+};
+
+struct ruby {
+	int files_fd, procs_fd, maps_fd;
+	struct namer namer;
+	pthread_mutex_t lock;	/* guards everything below */
+	uint32_t (*gen)(void *ctx, uint32_t tgid);
+	void *ctx;
+	struct runtime_files files;	/* of struct ruby_file */
+	struct runtime_procs procs;	/* of struct rb_proc */
+	struct ruby_stats stats;
+};
+
+/* Processes ------------------------------------------------------------------ */
+
+static void release_proc(struct runtime_proc *p)
+{
+	struct rb_proc *pp = (struct rb_proc *)p;
+	uint32_t i;
+
+	for (i = 0; i < pp->nr_iseqs; i++) {
+		free(pp->iseqs[i].label);
+		free(pp->iseqs[i].file);
+	}
+	for (i = 0; i < pp->nr_methods; i++)
+		free(pp->methods[i].name);
+	free(pp->iseqs);
+	free(pp->lines);
+	free(pp->methods);
+	itab_release(&pp->iseq_index);
+	itab_release(&pp->line_index);
+	itab_release(&pp->method_index);
+}
+
+static struct rb_proc *find_proc(const struct ruby *rb, uint32_t tgid)
+{
+	return (struct rb_proc *)runtime_procs_find(&rb->procs, tgid);
+}
+
+static struct rb_proc *get_proc(struct ruby *rb, uint32_t tgid, uint32_t gen)
+{
+	bool made;
+	struct rb_proc *pp = (struct rb_proc *)runtime_procs_get(&rb->procs, tgid, gen, &made);
+
+	if (made)
+		pp->known = !bpf_map_lookup_elem(rb->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
+	return pp;
+}
+
+/* Reading Ruby's objects ------------------------------------------------------ */
+
+static int read_u64(struct rb_proc *pp, uint64_t addr, uint64_t *v)
+{
+	return runtime_proc_read(pp, addr, v, sizeof(*v));
+}
+
+/* A String's bytes (at most max), NUL-terminated and malloc'd: 0 or -errno. */
+static int read_string(struct rb_proc *pp, uint64_t str, size_t max, char **out)
+{
+	uint64_t head[4], len, ptr;
+	char *s;
+	int err;
+
+	*out = NULL;
+	if (!str || (str & 7))
+		return -EINVAL;
+	if ((err = runtime_proc_read(pp, str, head, sizeof(head))))
+		return err;
+	if ((head[0] & T_MASK) != T_STRING)
+		return -EINVAL;
+	if (head[0] & STR_NOEMBED) {
+		len = head[2];
+		ptr = head[3];
+	} else {
+		len = (head[0] >> 14) & 0x1f;
+		ptr = str + 16;
+	}
+	if (len > max)
+		len = max;
+	s = xmalloc(len + 1);
+	if (len && (err = runtime_proc_read(pp, ptr, s, len))) {
+		free(s);
+		return err;
+	}
+	s[len] = '\0';
+	*out = s;
+	return 0;
+}
+
+/* An iseq's path: its pathobj, a String or an Array [path, realpath] (realpath taken when one). */
+static int read_path(struct rb_proc *pp, uint64_t pathobj, char **out)
+{
+	uint64_t head[5], items[2];
+	int err;
+
+	if (!pathobj || (pathobj & 7))
+		return -EINVAL;
+	if ((err = runtime_proc_read(pp, pathobj, head, sizeof(head))))
+		return err;
+	if ((head[0] & T_MASK) == T_STRING)
+		return read_string(pp, pathobj, PATH_MAX_BYTES, out);
+	if ((head[0] & T_MASK) != T_ARRAY)
+		return -EINVAL;
+	if (head[0] & ARY_EMBED) {
+		if (((head[0] >> 15) & 3) < 2)
+			return -EINVAL;
+		items[0] = head[2];
+		items[1] = head[3];
+	} else if (head[2] < 2 || (err = runtime_proc_read(pp, head[4], items, sizeof(items)))) {
+		return err ? err : -EINVAL;
+	}
+	if (!read_string(pp, items[1], PATH_MAX_BYTES, out))
+		return 0;
+	return read_string(pp, items[0], PATH_MAX_BYTES, out);
+}
+
+static bool iseq_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct rb_proc *)owner)->iseqs[idx].addr == *(const uint64_t *)key;
+}
+
+static struct rb_iseq *find_iseq(const struct rb_proc *pp, uint64_t addr)
+{
+	uint32_t idx = itab_find(&pp->iseq_index, hash_u64(addr), iseq_eq, pp, &addr);
+
+	return idx == ITAB_NONE ? NULL : &pp->iseqs[idx];
+}
+
+/* Reads an instruction sequence: its label, file, first line and line table's place. */
+static int read_iseq(struct rb_proc *pp, struct rb_iseq *q)
+{
+	uint64_t head[3], first;
+	uint8_t body[BODY_BYTES];
+	int err;
+
+	if (!q->addr || (q->addr & 7))
+		return -EINVAL;
+	if ((err = runtime_proc_read(pp, q->addr, head, sizeof(head))))
+		return err;
+	/* An imemo of the iseq kind: else freed and reused, or moved by the GC. */
+	if ((head[0] & T_MASK) != T_IMEMO || IMEMO_TYPE(head[0]) != IMEMO_ISEQ)
+		return -ESTALE;
+	if ((err = runtime_proc_read(pp, head[2], body, sizeof(body))))
+		return err;
+	memcpy(&q->size, body + BODY_ISEQ_SIZE, 4);
+	memcpy(&q->encoded, body + BODY_ISEQ_ENCODED, 8);
+	memcpy(&first, body + BODY_FIRST_LINENO, 8);
+	memcpy(&q->insns_info, body + BODY_INSNS_INFO, 8);
+	memcpy(&q->insns_size, body + BODY_INSNS_SIZE, 4);
+	memcpy(&q->succ_table, body + BODY_SUCC_TABLE, 8);
+	q->first_lineno = (first & 1) ? (uint32_t)(first >> 1) : 0;
+	if ((err = read_string(pp, *(uint64_t *)(body + BODY_LABEL), NAME_MAX_BYTES, &q->label)))
+		return err;
+	if ((err = read_path(pp, *(uint64_t *)(body + BODY_PATHOBJ), &q->file))) {
+		free(q->label);
+		q->label = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static struct rb_iseq *name_iseq(struct ruby *rb, struct rb_proc *pp, uint64_t addr)
+{
+	struct rb_iseq *q = find_iseq(pp, addr);
+
+	if (q)
+		return q;
+	ALLOC_GROW(pp->iseqs, pp->nr_iseqs + 1, pp->iseqs_alloc);
+	q = &pp->iseqs[pp->nr_iseqs];
+	memset(q, 0, sizeof(*q));
+	q->addr = addr;
+	q->ok = pp->known && !read_iseq(pp, q);
+	if (q->ok)
+		rb->stats.iseqs++;
+	else
+		rb->stats.iseq_errors++;
+	itab_insert(&pp->iseq_index, hash_u64(addr), pp->nr_iseqs++);
+	return q;
+}
+
+/* The pc a frame's bits say, inside the iseq's instructions; 0 if not inside. */
+static uint64_t frame_pc(const struct rb_iseq *q, uint32_t bits)
+{
+	uint64_t pc = (q->encoded & ~0xffffffffull) | ((uint64_t)(bits & RB_FRAME_PC_MASK) << 3);
+
+	if (pc < q->encoded)
+		pc += 1ull << 32;
+	return pc >= q->encoded && pc <= q->encoded + (uint64_t)q->size * 8 ? pc : 0;
+}
+
+/*
+ * The entry of the iseq's line table for instruction position pos, as
+ * Ruby's succinct index finds it (iseq.c, succ_index_lookup): the rank of
+ * pos among the positions where an entry starts.
+ */
+static int line_index(struct rb_proc *pp, const struct rb_iseq *q, uint32_t pos, uint32_t *idx)
+{
+	uint64_t imm[6], block[10];
+	uint32_t rank, bi, s;
+	int err;
+
+	if (q->insns_size == 1) {
+		*idx = 0;
+		return 0;
+	}
+	if (pos < 54) {
+		if ((err = runtime_proc_read(pp, q->succ_table, imm, sizeof(imm))))
+			return err;
+		rank = (imm[pos / 9] >> (7 * (pos % 9))) & 0x7f;
+	} else {
+		bi = (pos - 54) % 512;
+		s = bi / 64;
+		if ((err = runtime_proc_read(pp, q->succ_table + 48 + (uint64_t)((pos - 54) / 512) * 80,
+					     block, sizeof(block))))
+			return err;
+		rank = (uint32_t)block[0] + (s ? (block[1] >> (9 * (s - 1))) & 0x1ff : 0) +
+		       __builtin_popcountll(block[2 + s] << (63 - bi % 64));
+	}
+	if (!rank || rank > q->insns_size)
+		return -EINVAL;
+	*idx = rank - 1;
+	return 0;
+}
+
+static bool line_eq(const void *owner, const void *key, uint32_t idx)
+{
+	const struct rb_line *l = &((const struct rb_proc *)owner)->lines[idx], *k = key;
+
+	return l->iseq == k->iseq && l->pc_bits == k->pc_bits;
+}
+
+static const struct rb_line *find_line(const struct rb_proc *pp, uint64_t iseq, uint32_t bits)
+{
+	struct rb_line k = { iseq, bits, 0 };
+	uint32_t idx = itab_find(&pp->line_index, hash_mix(iseq, bits), line_eq, pp, &k);
+
+	return idx == ITAB_NONE ? NULL : &pp->lines[idx];
+}
+
+/* The line of the frame at pc bits of iseq q (its first line when not known), read once. */
+static void name_line(struct rb_proc *pp, const struct rb_iseq *q, uint32_t bits)
+{
+	struct rb_line *l;
+	uint64_t pc;
+	uint32_t pos, idx;
+	int32_t line;
+
+	if (find_line(pp, q->addr, bits))
+		return;
+	ALLOC_GROW(pp->lines, pp->nr_lines + 1, pp->lines_alloc);
+	l = &pp->lines[pp->nr_lines];
+	l->iseq = q->addr;
+	l->pc_bits = bits;
+	l->line = q->first_lineno;
+	pc = frame_pc(q, bits);
+	if (pc && q->insns_size && q->insns_info) {
+		/* The pc is the next instruction's: the one running is before it. */
+		pos = (pc - q->encoded) / 8;
+		if (pos)
+			pos--;
+		if (!line_index(pp, q, pos, &idx) &&
+		    !runtime_proc_read(pp, q->insns_info + (uint64_t)idx * INSN_INFO_SIZE, &line, 4) &&
+		    line > 0)
+			l->line = line;
+	}
+	itab_insert(&pp->line_index, hash_mix(q->addr, bits), pp->nr_lines++);
+}
+
+static bool method_eq(const void *owner, const void *key, uint32_t idx)
+{
+	return ((const struct rb_proc *)owner)->methods[idx].me == *(const uint64_t *)key;
+}
+
+static const struct rb_method *find_method(const struct rb_proc *pp, uint64_t me)
+{
+	uint32_t idx = itab_find(&pp->method_index, hash_u64(me), method_eq, pp, &me);
+
+	return idx == ITAB_NONE ? NULL : &pp->methods[idx];
+}
+
+/* An ID's name, from the symbol table: ids[serial / 512][serial % 512 * 2], a String. */
+static int id_name(struct rb_proc *pp, uint64_t id, char **out)
+{
+	uint64_t table[3], serial, chunk, head[5], items, str;
+	int err;
+
+	serial = id > pp->bpf.last_op_id ? id >> 4 : id;
+	if ((err = runtime_proc_read(pp, pp->bpf.symbols, table, sizeof(table))))
+		return err;
+	if (!serial || serial > (uint32_t)table[0])
+		return -EINVAL;
+	/* ids: an Array of Arrays of ID_ENTRY_UNIT (string, symbol) pairs. */
+	if ((err = runtime_proc_read(pp, table[2], head, sizeof(head))))
+		return err;
+	if ((head[0] & T_MASK) != T_ARRAY)
+		return -EINVAL;
+	if (head[0] & ARY_EMBED) {
+		if (serial / ID_ENTRY_UNIT >= ((head[0] >> 15) & 3))
+			return -EINVAL;
+		chunk = head[2 + serial / ID_ENTRY_UNIT];
+	} else {
+		if (serial / ID_ENTRY_UNIT >= head[2] ||
+		    (err = read_u64(pp, head[4] + serial / ID_ENTRY_UNIT * 8, &chunk)))
+			return err ? err : -EINVAL;
+	}
+	if ((err = runtime_proc_read(pp, chunk, head, sizeof(head))))
+		return err;
+	if ((head[0] & T_MASK) != T_ARRAY || (head[0] & ARY_EMBED))
+		return -EINVAL;
+	items = head[4];
+	if ((err = read_u64(pp, items + (serial % ID_ENTRY_UNIT) * 2 * 8, &str)))
+		return err;
+	return read_string(pp, str, NAME_MAX_BYTES, out);
+}
+
+static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
+{
+	struct rb_method *m;
+	uint64_t head[2], def, id;
+
+	if (find_method(pp, me))
+		return;
+	ALLOC_GROW(pp->methods, pp->nr_methods + 1, pp->methods_alloc);
+	m = &pp->methods[pp->nr_methods];
+	m->me = me;
+	m->name = NULL;
+	/* A method entry (an imemo of that kind), its definition, the name it was defined with. */
+	if (pp->known && !runtime_proc_read(pp, me, head, sizeof(head)) &&
+	    (head[0] & T_MASK) == T_IMEMO && IMEMO_TYPE(head[0]) == IMEMO_MENT &&
+	    !read_u64(pp, me + ME_DEF, &def) && def && !read_u64(pp, def + DEF_ORIGINAL_ID, &id))
+		id_name(pp, id, &m->name);
+	if (m->name)
+		rb->stats.methods++;
+	else
+		rb->stats.method_errors++;
+	itab_insert(&pp->method_index, hash_u64(me), pp->nr_methods++);
+}
+
+/* Notices ---------------------------------------------------------------------- */
+
+/* A new stack: its iseqs, their lines and its methods read. */
+static void stack_seen(struct ruby *rb, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+{
+	struct rb_proc *pp = get_proc(rb, tgid, gen);
+	uint32_t i, n = st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES;
+
+	if (!pp->known)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct py_frame *f = &st->frames[i];
+		struct rb_iseq *q;
+
+		if (f->instr & RB_FRAME_CFUNC) {
+			name_method(rb, pp, f->code);
+			continue;
+		}
+		q = name_iseq(rb, pp, f->code);
+		if (q->ok)
+			name_line(pp, q, f->instr & RB_FRAME_PC_MASK);
+	}
+}
+
+static int on_notice(void *ctx, void *data, size_t size)
+{
+	const struct py_notice *n = data;
+
+	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && n->stack.runtime == RUNTIME_RUBY)
+		stack_seen(ctx, n->tgid, n->gen, &n->stack);
+	return 0;
+}
+
+/* Files ---------------------------------------------------------------------- */
+
+/* What the program is told of a process mapping file f at start (runtime_proc_fn). */
+static void process_of(const void *file, uint64_t start, uint64_t offset, uint32_t gen, void *proc)
+{
+	const struct ruby_file *f = file;
+	struct ruby_process *p = proc;
+
+	p->vm_exec_lo = start - offset + f->vm_exec_lo_rel;
+	p->vm_exec_hi = start - offset + f->vm_exec_hi_rel;
+	p->ec_tls = start - offset + f->ec_tls_rel;
+	p->symbols = start - offset + f->symbols_rel;
+	p->last_op_id = f->last_op_id;
+	p->gen = gen;
+	p->known = f->known;
+	p->l = f->l;
+}
+
+static bool file_opened(struct ruby *rb, const struct unwind_file_key *key, int fd, const char *path)
+{
+	struct ruby_file f;
+
+	if (runtime_files_find(&rb->files, key))
+		return true;
+	if (ruby_file_identify(fd, path, &f) != 1)
+		return false;
+	if (!f.known)
+		warning("Ruby %u.%u in '%s': a version or build whose frames bpfprof cannot read (it "
+			"reads CRuby 3.1, x86-64); its samples keep their native frames",
+			f.version >> 8, f.version & 0xff, path);
+	if (bpf_map_update_elem(rb->files_fd, key, &f, BPF_ANY))
+		debug("cannot tell the program of the Ruby VM in '%s': %s", path, strerror(errno));
+	runtime_files_add(&rb->files, key, &f);
+	rb->stats.files++;
+	rb->stats.unknown_files += !f.known;
+	/* The processes whose mappings the program read before. */
+	runtime_claim_mapped(rb->maps_fd, rb->procs_fd, key, &f, process_of,
+			     sizeof(struct ruby_process));
+	return true;
+}
+
+/* Merging --------------------------------------------------------------------- */
+
+/* Addresses of Ruby locations: in no mapping, apart from native, Python and Lua ones. */
+#define RUBY_LOCATION (5ull << 61)
+
+/* The profile location of frame f: its iseq's, at its line; or its C method's. */
+static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, const struct py_frame *f)
+{
+	const struct rb_iseq *q;
+	const struct rb_line *l;
+	struct prof_line line;
+	struct strbuf sb;
+	uint64_t address;
+	uint32_t loc;
+
+	if (f->instr & RB_FRAME_CFUNC) {
+		const struct rb_method *m = find_method(pp, f->code);
+
+		return profile_special_location(p, m && m->name ? m->name : "[ruby: method not read]");
+	}
+	q = find_iseq(pp, f->code);
+	if (!q || !q->ok)
+		return profile_special_location(p, "[ruby: iseq not read]");
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%s (%s:%u)", q->label, python_short_file(q->file), q->first_lineno);
+	line.function = profile_function_at(p, profile_string(p, q->label), profile_string(p, sb.buf),
+					    profile_string(p, q->file), q->first_lineno);
+	strbuf_release(&sb);
+	l = find_line(pp, q->addr, f->instr & RB_FRAME_PC_MASK);
+	line.line = l ? l->line : q->first_lineno;
+	address = RUBY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
+	loc = profile_location_find(p, 0, address);
+	if (loc == ITAB_NONE)
+		loc = profile_location_add(p, 0, address, FRAME_RUBY, &line, 1);
+	return loc;
+}
+
+static bool in_vm(const struct profile *p, const struct rb_proc *pp, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+
+	return l->kind == FRAME_USER && l->address >= pp->bpf.vm_exec_lo &&
+	       l->address < pp->bpf.vm_exec_hi;
+}
+
+static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const struct raw_python *rr,
+		      uint32_t *frames, uint32_t n, uint32_t max)
+{
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, vms = 0;
+	uint32_t rn = rr->n < PY_MAX_FRAMES ? rr->n : PY_MAX_FRAMES;
+	const struct rb_proc *pp;
+
+	pthread_mutex_lock(&rb->lock);
+	pp = find_proc(rb, tgid);
+	if (!pp || !pp->known) {
+		pthread_mutex_unlock(&rb->lock);
+		return n;
+	}
+	if (max > ARRAY_SIZE(out))
+		max = ARRAY_SIZE(out);
+	for (i = 0; i < n && m < max; i++) {
+		if (g >= rn || !in_vm(p, pp, frames[i])) {
+			out[m++] = frames[i];
+			continue;
+		}
+		vms++;
+		/* This entry into the VM's frames, newest first, up to the one it began with. */
+		for (; g < rn && m < max; g++) {
+			out[m++] = frame_location(p, pp, &rr->frames[g]);
+			if (rr->frames[g].instr & PY_FRAME_ENTRY) {
+				g++;
+				break;
+			}
+		}
+	}
+	if (!vms) {
+		/* No VM on the native stack: the thread runs no Ruby now, whatever its context says. */
+		rb->stats.no_vm_frame++;
+		pthread_mutex_unlock(&rb->lock);
+		return n;
+	}
+	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
+	if (g < rn)
+		rb->stats.unmatched += rn - g;
+	for (; g < rn && m < max; g++)
+		out[m++] = frame_location(p, pp, &rr->frames[g]);
+	rb->stats.merged++;
+	pthread_mutex_unlock(&rb->lock);
+	memcpy(frames, out, m * sizeof(*out));
+	return m;
+}
+
+/* The runtime interface (runtime.h) --------------------------------------------- */
+
+static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	int files_fd, procs_fd, maps_fd, notices_fd;
+	struct ruby *rb;
+
+	sampler_ruby_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
+	if (files_fd < 0)
+		return NULL;
+	rb = xcalloc(1, sizeof(*rb));
+	rb->files_fd = files_fd;
+	rb->procs_fd = procs_fd;
+	rb->maps_fd = maps_fd;
+	rb->gen = gen;
+	rb->ctx = ctx;
+	rb->files.size = sizeof(struct ruby_file);
+	rb->procs.size = sizeof(struct rb_proc);
+	rb->procs.release = release_proc;
+	pthread_mutex_init(&rb->lock, NULL);
+	namer_start(&rb->namer, notices_fd, on_notice, rb, &rb->lock, "Ruby");
+	return rb;
+}
+
+static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+{
+	struct ruby *rb = rt;
+	bool is;
+
+	pthread_mutex_lock(&rb->lock);
+	is = file_opened(rb, key, fd, path);
+	pthread_mutex_unlock(&rb->lock);
+	return is;
+}
+
+static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			    uint64_t start, uint64_t offset)
+{
+	struct ruby *rb = rt;
+	const struct ruby_file *e;
+	struct ruby_file f;
+
+	pthread_mutex_lock(&rb->lock);
+	e = runtime_files_find(&rb->files, key);
+	if (e)
+		f = *e;
+	pthread_mutex_unlock(&rb->lock);
+	if (e)
+		runtime_claim(rb->procs_fd, tgid, &f, start, offset, rb->gen(rb->ctx, tgid), process_of,
+			      sizeof(struct ruby_process));
+}
+
+static void rt_take_notices(void *rt)
+{
+	namer_take(&((struct ruby *)rt)->namer);
+}
+
+static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+			 uint32_t n, uint32_t max)
+{
+	if (!rs->py.n || rs->py.runtime != RUNTIME_RUBY)
+		return n;
+	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+}
+
+static void rt_after_drain(void *rt)
+{
+	struct ruby *rb = rt;
+
+	pthread_mutex_lock(&rb->lock);
+	runtime_procs_after_drain(&rb->procs);
+	pthread_mutex_unlock(&rb->lock);
+}
+
+static void rt_renumber(void *rt)
+{
+	/* Only location ids changed; frame_location finds its locations by address. */
+	(void)rt;
+}
+
+static void rt_stats(void *rt, struct run_figures *f)
+{
+	struct ruby *rb = rt;
+
+	pthread_mutex_lock(&rb->lock);
+	f->rb = rb->stats;
+	pthread_mutex_unlock(&rb->lock);
+}
+
+/* Ruby processes: how many samples got their Ruby frames, and why others did not. */
+static void summarize_ruby(const struct sampler_stats *st, const struct run_figures *f)
+{
+	const uint64_t *t = st->total, *end = &st->total[STAT_RB_END];
+	const struct ruby_stats *rb = &f->rb;
+
+	if (!st->ruby || !t[STAT_RB_SAMPLES])
+		return;
+	fprintf(stderr, "bpfprof: ruby: %llu samples of Ruby processes, %llu with their Ruby frames "
+		"(cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in a thread "
+		"with no Ruby context, %llu with no frame, %llu of a version not read; %llu iseqs "
+		"and %llu C methods named, %llu and %llu not readable\n",
+		(unsigned long long)t[STAT_RB_SAMPLES],
+		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
+		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
+		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_RB_NO_EC],
+		(unsigned long long)t[STAT_RB_NO_FRAME], (unsigned long long)t[STAT_RB_UNKNOWN_VERSION],
+		(unsigned long long)rb->iseqs, (unsigned long long)rb->methods,
+		(unsigned long long)rb->iseq_errors, (unsigned long long)rb->method_errors);
+	debug("ruby: %u VM files (%u not read); %llu samples merged, %llu frames whose VM entry "
+	      "the native stack did not show, %llu samples with no VM on it", rb->files,
+	      rb->unknown_files, (unsigned long long)rb->merged, (unsigned long long)rb->unmatched,
+	      (unsigned long long)rb->no_vm_frame);
+}
+
+static void rt_free(void *rt)
+{
+	struct ruby *rb = rt;
+
+	namer_stop(&rb->namer);
+	pthread_mutex_destroy(&rb->lock);
+	runtime_procs_release(&rb->procs);
+	runtime_files_release(&rb->files);
+	free(rb);
+}
+
+const struct runtime_ops ruby_runtime = {
+	.name = "ruby",
+	.start = start,
+	.file_opened = rt_file_opened,
+	.process_maps = rt_process_maps,
+	.take_notices = rt_take_notices,
+	.merge = rt_merge,
+	.after_drain = rt_after_drain,
+	.renumber = rt_renumber,
+	.stats = rt_stats,
+	.summarize = summarize_ruby,
+	.free = rt_free,
+};

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* Which files hold a CRuby VM, and where (ruby_file.h). */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfprof/elf.h"
+#include "bpfprof/ruby_file.h"
+#include "bpfprof/util.h"
+
+/*
+ * The control frame's layout by version (x86-64; vm_core.h): a row a
+ * version. 3.1's is Debian's, checked against live processes; the next
+ * version is a row here and one in ruby.c's table of what names read.
+ */
+static const struct {
+	unsigned major, minor;
+	struct ruby_layout l;
+} layouts[] = {
+	{ 3, 1, { .cfp_size = 64 } },
+};
+
+const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(layouts); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i].l;
+	return NULL;
+}
+
+#define R_DTPMOD64 16		/* R_X86_64_DTPMOD64 */
+#define R_RELATIVE 8		/* R_X86_64_RELATIVE */
+#define MAX_SEGMENTS 16
+
+struct rb_elf {
+	Elf *elf;
+	const char *path;
+	size_t ec_sym;			/* ruby_current_ec's index in .dynsym; 0: none */
+	uint64_t api_version;		/* ruby_api_version's address */
+	uint64_t vm_exec;		/* rb_vm_exec's */
+	uint64_t id2str;		/* rb_id2str's */
+	Elf_Scn *rela, *eh_frame_hdr;
+	struct segment {
+		uint64_t vaddr, offset, filesz;
+		bool exec;
+	} segs[MAX_SEGMENTS];
+	size_t nsegs;
+};
+
+static void read_dynsym(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	size_t i, n, entsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *d = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
+	Elf_Data *names = elf_section_data(elf_getscn(f->elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
+
+	if (!d || !d->d_buf || !names || !names->d_buf || !entsize)
+		return;
+	n = d->d_size / entsize;
+	for (i = 0; i < n; i++) {
+		const char *s = names->d_buf, *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_name >= names->d_size ||
+		    !memchr(s + sym.st_name, '\0', names->d_size - sym.st_name))
+			continue;
+		name = s + sym.st_name;
+		if (GELF_ST_TYPE(sym.st_info) == STT_TLS && !strcmp(name, "ruby_current_ec"))
+			f->ec_sym = i;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "ruby_api_version") &&
+			 sym.st_size >= 12)
+			f->api_version = sym.st_value;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec"))
+			f->vm_exec = sym.st_value;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str"))
+			f->id2str = sym.st_value;
+	}
+}
+
+static int read_elf(struct rb_elf *f)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, i, n;
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+
+	if (elf_kind(f->elf) != ELF_K_ELF)
+		return 0;
+	if (!gelf_getehdr(f->elf, &eh) || elf_getshdrstrndx(f->elf, &shstrndx))
+		return -EINVAL;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return 0;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -EINVAL;
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (sh.sh_type == SHT_DYNSYM)
+			read_dynsym(f, scn, &sh);
+		else if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.dyn"))
+			f->rela = scn;
+		else if (sh.sh_type == SHT_PROGBITS && name && !strcmp(name, ".eh_frame_hdr"))
+			f->eh_frame_hdr = scn;
+	}
+	if (elf_getphdrnum(f->elf, &n))
+		return 0;
+	for (i = 0; i < n && f->nsegs < MAX_SEGMENTS; i++)
+		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz &&
+		    ph.p_vaddr + ph.p_filesz > ph.p_vaddr)
+			f->segs[f->nsegs++] = (struct segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
+								ph.p_flags & PF_X };
+	return 1;
+}
+
+static const struct segment *segment_of(const struct rb_elf *f, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++)
+		if (vaddr - f->segs[i].vaddr < f->segs[i].filesz)
+			return &f->segs[i];
+	return NULL;
+}
+
+/* The executable segment: what an address is relative to in the mappings (vaddr - offset). */
+static const struct segment *code_segment(const struct rb_elf *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++)
+		if (f->segs[i].exec)
+			return &f->segs[i];
+	return NULL;
+}
+
+/* len bytes of the file at vaddr: 0, or -errno. */
+static int read_at(const struct rb_elf *f, int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct segment *s = segment_of(f, vaddr);
+
+	ssize_t got;
+
+	if (!s || len > s->filesz - (vaddr - s->vaddr))
+		return -ERANGE;
+	got = pread(fd, buf, len, s->offset + (vaddr - s->vaddr));
+	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
+}
+
+/* The GOT pair's address: the DTPMOD64 relocation of ruby_current_ec; 0 if none. */
+static uint64_t ec_tls_pair(const struct rb_elf *f)
+{
+	Elf_Data *d = f->rela ? elf_section_data(f->rela, ELF_MAX_SYMTAB_BYTES) : NULL;
+	GElf_Rela r;
+	int i;
+
+	for (i = 0; d && gelf_getrela(d, i, &r); i++)
+		if (GELF_R_TYPE(r.r_info) == R_DTPMOD64 && GELF_R_SYM(r.r_info) == f->ec_sym)
+			return r.r_offset;
+	return 0;
+}
+
+/*
+ * The lowest address of vm_exec_core's instruction table: the longest run
+ * of relative relocations in consecutive slots whose targets lie in the
+ * 64 KiB of code below rb_vm_exec (the VM's instructions are labels of
+ * one function, vm_exec_core, which the linker put just before it); 0 if
+ * no run of 64 or more.
+ */
+static uint64_t lowest_instruction(const struct rb_elf *f)
+{
+	Elf_Data *d = f->rela ? elf_section_data(f->rela, ELF_MAX_SYMTAB_BYTES) : NULL;
+	uint64_t prev = 0, run_lo = ~0ull, best_lo = 0;
+	unsigned run = 0, best = 0;
+	GElf_Rela r;
+	int i;
+
+	for (i = 0; d && f->vm_exec && gelf_getrela(d, i, &r); i++) {
+		uint64_t t = (uint64_t)r.r_addend;
+		bool in = GELF_R_TYPE(r.r_info) == R_RELATIVE && t < f->vm_exec &&
+			  f->vm_exec - t <= 0x10000;
+
+		if (in && run && r.r_offset == prev + 8) {
+			run++;
+			if (t < run_lo)
+				run_lo = t;
+		} else if (in) {
+			run = 1;
+			run_lo = t;
+		} else {
+			run = 0;
+		}
+		if (run > best) {
+			best = run;
+			best_lo = run_lo;
+		}
+		prev = r.r_offset;
+	}
+	return best >= 64 ? best_lo : 0;
+}
+
+static int32_t s32_at(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * The bounds of the function holding vaddr, from .eh_frame_hdr's sorted
+ * table (pairs of datarel sdata4 offsets) and the FDE it points at (pcrel
+ * sdata4 start, sdata4 length, as GCC and ld write them): false if the
+ * table or the FDE is of another form.
+ */
+static bool function_bounds(const struct rb_elf *f, int fd, uint64_t vaddr, uint64_t *lo,
+			    uint64_t *hi)
+{
+	Elf_Data *d = f->eh_frame_hdr ? elf_section_data(f->eh_frame_hdr, 64u << 20) : NULL;
+	GElf_Shdr sh;
+	const uint8_t *h;
+	uint8_t fde[16];
+	int64_t best = -1;
+	uint32_t n, i;
+	uint64_t fde_at = 0;
+
+	if (!d || !d->d_buf || d->d_size < 12 || !gelf_getshdr(f->eh_frame_hdr, &sh))
+		return false;
+	h = d->d_buf;
+	/* version 1; eh_frame_ptr pcrel sdata4; fde_count udata4; table datarel sdata4 */
+	if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return false;
+	memcpy(&n, h + 8, 4);
+	if (n > (d->d_size - 12) / 8)
+		return false;
+	for (i = 0; i < n; i++) {
+		int64_t start = (int64_t)sh.sh_addr + s32_at(h + 12 + 8 * i);
+
+		if ((uint64_t)start <= vaddr && start > best) {
+			best = start;
+			fde_at = sh.sh_addr + s32_at(h + 16 + 8 * i);
+		}
+	}
+	if (best < 0 || read_at(f, fd, fde_at, fde, sizeof(fde)))
+		return false;
+	/* length, CIE pointer, then the FDE's start (pcrel) and length */
+	if ((int64_t)(fde_at + 8 + s32_at(fde + 8)) != best)
+		return false;
+	*lo = best;
+	*hi = best + (uint32_t)s32_at(fde + 12);
+	return vaddr < *hi;
+}
+
+/*
+ * Where the symbol table is (ruby_global_symbols, not exported): rb_id2str
+ * turns an ID into its serial (cmp $tLAST_OP_ID, then shr 4) and jumps to
+ * the lookup, whose first RIP-relative cmp with %edi reads the table's
+ * last_id, confirmed by the load of its ids array 16 bytes on. false if
+ * the code is not of that shape.
+ */
+static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint32_t *last_op_id)
+{
+	uint8_t code[24], look[160];
+	uint64_t at;
+	int32_t rel;
+	size_t i;
+
+	if (!f->id2str || read_at(f, fd, f->id2str, code, sizeof(code)))
+		return false;
+	for (i = 0; i + 7 <= 16 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
+		;
+	if (i + 7 > 16)
+		return false;
+	memcpy(last_op_id, code + i + 3, 4);
+	for (i = 0; i + 5 <= sizeof(code) && code[i] != 0xe9; i++)
+		;
+	if (i + 5 > sizeof(code))
+		return false;
+	at = f->id2str + i + 5 + s32_at(code + i + 1);
+	if (read_at(f, fd, at, look, sizeof(look)))
+		return false;
+	for (i = 0; i + 6 <= sizeof(look); i++) {
+		uint64_t x, ids;
+		size_t j;
+
+		if (look[i] != 0x39 || look[i + 1] != 0x3d)
+			continue;
+		rel = s32_at(look + i + 2);
+		x = at + i + 6 + rel;
+		for (j = i + 6; j + 7 <= sizeof(look); j++) {
+			if (look[j] != 0x48 || look[j + 1] != 0x8b || (look[j + 2] & 0xc7) != 0x05)
+				continue;
+			ids = at + j + 7 + s32_at(look + j + 3);
+			if (ids == x + 16) {
+				*last_id = x;
+				return true;
+			}
+		}
+		return false;
+	}
+	return false;
+}
+
+int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
+{
+	struct rb_elf f = { .path = path };
+	const struct ruby_layout *l;
+	const struct segment *code;
+	uint64_t tls, first, lo, hi, syms;
+	int32_t version[3];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE || !(f.elf = elf_open_fd(fd)))
+		return 0;
+	ret = read_elf(&f);
+	if (ret <= 0 || !f.ec_sym || !f.api_version) {
+		ret = ret < 0 ? ret : 0;
+		goto out;
+	}
+	ret = 1;
+	if (read_at(&f, fd, f.api_version, version, sizeof(version)) || version[0] < 2 ||
+	    version[0] > 9 || version[1] < 0 || version[1] > 99) {
+		debug("ruby: '%s': ruby_api_version not readable", path);
+		goto out;
+	}
+	out->version = version[0] << 8 | version[1];
+	l = ruby_layout_of(version[0], version[1]);
+	code = code_segment(&f);
+	tls = ec_tls_pair(&f);
+	first = lowest_instruction(&f);
+	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
+		debug("ruby: '%s' (Ruby %d.%d): %s", path, version[0], version[1],
+		      !l ? "a version not in the table" : !tls ? "no relocation of ruby_current_ec"
+		      : !first ? "no table of the VM's instructions" : "vm_exec_core's bounds not found");
+		goto out;
+	}
+	out->l = *l;
+	out->ec_tls_rel = tls - (code->vaddr - code->offset);
+	out->vm_exec_lo_rel = lo - (code->vaddr - code->offset);
+	out->vm_exec_hi_rel = hi - (code->vaddr - code->offset);
+	if (!symbol_table(&f, fd, &syms, &out->last_op_id)) {
+		debug("ruby: '%s' (Ruby %d.%d): the symbol table not found from rb_id2str", path,
+		      version[0], version[1]);
+		memset(&out->l, 0, sizeof(out->l));
+		goto out;
+	}
+	out->symbols_rel = syms - (code->vaddr - code->offset);
+	out->known = 1;
+	debug("ruby: '%s' (Ruby %d.%d): vm_exec_core 0x%llx..0x%llx, ruby_current_ec's GOT pair 0x%llx",
+	      path, version[0], version[1], (unsigned long long)lo, (unsigned long long)hi,
+	      (unsigned long long)tls);
+out:
+	elf_end(f.elf);
+	return ret;
+}
