@@ -396,7 +396,8 @@ DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
-	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils
+	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \
+	     ruby3.1 ruby-stackprof
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).

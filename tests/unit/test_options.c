@@ -510,8 +510,13 @@ static void test_settings_sampler(void)
 		CHECK(c->bpf.cfi_unwind && c->bpf.python_frames && !c->bpf.luajit_frames,
 		      "settings, --no-lua: the CFI walk with Python, without LuaJIT");
 	options_release(&o);
+	if (settings_of(&s, &o, ARGV("--no-ruby"), 4096))
+		CHECK(c->bpf.cfi_unwind && c->bpf.python_frames && c->bpf.luajit_frames &&
+			      !c->bpf.ruby_frames,
+		      "settings, --no-ruby: the CFI walk with Python and LuaJIT, without Ruby");
+	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
-		CHECK(!c->bpf.python_frames && !c->bpf.luajit_frames,
+		CHECK(!c->bpf.python_frames && !c->bpf.luajit_frames && !c->bpf.ruby_frames,
 		      "settings, --unwind fp: no interpreter frames (their processes are found by the walk)");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-U", "-I", "--btf", "/b"), 4096))

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Ruby frames (issue 25), mixed with native ones, for Debian's CRuby 3.1
+# (ruby3.1, libruby-3.1.so stripped): a split of Ruby methods as the
+# workload's own clock split it; two threads each in a method of its own
+# and a third digesting with OpenSSL; rdoc over part of the standard
+# library; a storm of short `ruby -e` processes. Each workload measures
+# itself over the window profiled (it waits for $T/go, made once bpfprof
+# samples; bpfprof -p stops when the workload ends).
+#
+# A Ruby frame is "LABEL (FILE:FIRSTLINE)", a C method its name; they
+# replace the VM's native vm_exec_core frame of each entry into the VM.
+. tests/lib.sh
+export HOME=$T
+
+F=4999
+RUN_S=4
+SPLIT_S=6
+RW=tests/workloads
+RUBY=$(command -v ruby3.1 || command -v ruby)
+
+if [ -z "$RUBY" ]; then
+	not_ok "ruby: ruby3.1 not installed (sudo make deps installs it)"
+	exit 0
+fi
+
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //' | rev | cut -c1-240 | rev | sed 's/^/#   /'; }
+near_pct() {
+	awk -v a="$1" -v b="$2" -v w="$3" -v p="$4" 'BEGIN {
+		r = a > 0 && b > 0 && w > 0 ? a / b / w : 0; exit !(r >= 1 - p / 100 && r <= 1 + p / 100) }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
+
+# start_rb NAME SECONDS COMMAND...: as luajit.sh's start_lua.
+start_rb() {
+	local name=$1 secs=$2
+	shift 2
+	rm -f "$T/go" "$T/$name.ready"
+	"$@" "$secs" "$T/$name.ready" "$T/go" > "$T/$name.out" 2> "$T/$name.wl" &
+	PID=$!
+	BG_PIDS+=($PID)
+	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+}
+# profile_window NAME [BPFPROF ARGS...]: as luajit.sh's.
+profile_window() {
+	local name=$1 prof i
+	shift
+	$BPFPROF -v -p $PID "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
+	prof=$!
+	wait_attached "$T/$name.err" $prof
+	touch "$T/go"
+	wait $PID
+	WL_RC=$?
+	for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done
+	kill -TERM $prof 2> /dev/null
+	wait $prof
+	RC=$?
+	rm -f "$T/go"
+}
+
+FR='\(rb_split\.rb:[0-9]+\)'
+
+# 1. alpha and beta: the split the workload measured; every sample with Ruby frames, whole.
+start_rb split $SPLIT_S "$RUBY" $RW/rb_split.rb
+profile_window split -F $F
+read -r wa wb < "$T/split.out"
+a=$(sum_matching "$T/split.folded" ";alpha $FR(;|\$)")
+b=$(sum_matching "$T/split.folded" ";beta $FR(;|\$)")
+total=$(folded_total "$T/split.folded")
+want=$(ratio "$wa" "$wb")
+if [ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5; then
+	ok "rb_split: alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $want (within 5 %)"
+else
+	not_ok "rb_split: alpha/beta = $(ratio "$a" "$b") ($a / $b samples, rc $RC, workload rc $WL_RC), the workload measured $want"
+	top "$T/split.folded"; diag "$T/split.err"; diag "$T/split.wl"
+fi
+ruby=$(sum_matching "$T/split.folded" "$FR")
+whole=$(sum_matching "$T/split.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?<main> $FR;")
+check "rb_split: $(share "$ruby" "$total")% of $total samples carry Ruby frames (>= 95 %)" \
+	'[ "$total" -gt 0 ] && within "$(share "$ruby" "$total")" 95 100'
+check "rb_split: $(share "$whole" "$ruby")% of them whole from _start through <main> (>= 95 %)" \
+	'[ "$ruby" -gt 0 ] && within "$(share "$whole" "$ruby")" 95 100'
+vm=$(sum_matching "$T/split.folded" "$FR;(.*;)?\\[libruby[^;]*\\];(.*;)?(alpha|beta|work) $FR")
+check "rb_split: no native VM frame between Ruby frames ($vm samples with one)" '[ "$vm" = 0 ]'
+check "rb_split: the summary counts Ruby's samples: '$(grep -m1 '^bpfprof: ruby: [0-9]' "$T/split.err")'" \
+	'grep -Eq "^bpfprof: ruby: [0-9]+ samples of Ruby processes, [0-9]+ with their Ruby frames" "$T/split.err"'
+
+# pprof: the Ruby file in Functions, the line in Lines.
+start_rb pprof 3 "$RUBY" $RW/rb_split.rb
+profile_window pprof -F 999 -o "$T/split.pb.gz"
+if command -v go > /dev/null; then
+	go tool pprof -raw "$T/split.pb.gz" > "$T/raw.txt" 2> "$T/raw.err"
+	check "pprof: go tool pprof -raw reads it, work's Function in rb_split.rb" \
+		'[ ! -s "$T/raw.err" ] && grep -Eq " work (.*/)?tests/workloads/rb_split\.rb:[0-9]+ " "$T/raw.txt"'
+fi
+
+# 2. Threads: each in its own method, named; OpenSSL's SHA-256 above digest_it.
+start_rb threads $RUN_S "$RUBY" $RW/rb_threads.rb
+profile_window threads -F $F
+l=$(sum_matching "$T/threads.folded" ';spin_left \(rb_threads\.rb:[0-9]+\)(;|$)')
+r=$(sum_matching "$T/threads.folded" ';spin_right \(rb_threads\.rb:[0-9]+\)(;|$)')
+d=$(sum_matching "$T/threads.folded" ';digest_it \(rb_threads\.rb:[0-9]+\)(;|$)')
+dsha=$(sum_matching "$T/threads.folded" ';digest_it \(rb_threads\.rb:[0-9]+\);(.*;)?[^;]*(sha256|SHA256)[^;]*(;|$)')
+check "threads: spin_left $l, spin_right $r samples, each in its own thread's stack" \
+	'[ "$RC" = 0 ] && [ "$l" -gt 500 ] && [ "$r" -gt 500 ]'
+check "threads: $(share "$dsha" "$d")% of $d samples in digest_it show OpenSSL's SHA-256 above it (>= 90 %)" \
+	'[ "$d" -gt 500 ] && within "$(share "$dsha" "$d")" 90 100'
+
+# 3. rdoc over part of the standard library: most of its samples with Ruby frames.
+mkdir -p "$T/rdoc"
+(cd "$T/rdoc" && exec rdoc3.1 --quiet --op "$T/rdoc/out" /usr/lib/ruby/3.1.0/net /usr/lib/ruby/3.1.0/rdoc > /dev/null 2>&1) &
+rd=$!
+BG_PIDS+=($rd)
+sleep 0.3
+$BPFPROF -F 999 -d 4 -p $rd -o "$T/rdoc.folded" 2> "$T/rdoc.err"
+rt=$(folded_total "$T/rdoc.folded")
+rr=$(sum_matching "$T/rdoc.folded" '\([^;()]+\.rb:[0-9]+\)')
+check "rdoc: $(share "$rr" "$rt")% of $rt samples carry Ruby frames (>= 90 %)" \
+	'[ "$rt" -gt 500 ] && within "$(share "$rr" "$rt")" 90 100'
+kill $rd 2> /dev/null
+
+# 4. A storm of 250 ms `ruby -e` processes, start-up included: named.
+CGROUP_DIR=$CGROUP_ROOT/bpfprof-test-ruby-$$
+mkdir "$CGROUP_DIR"
+(echo $BASHPID > "$CGROUP_DIR/cgroup.procs"; while [ ! -e "$T/go" ]; do sleep 0.05; done
+ for i in $(seq 8); do "$RUBY" -e 'def short_fn; t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID); x = 1; x = (x * 31 + 7) & 0xffffff while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t < 0.25; end; short_fn'; done) &
+storm=$!
+$BPFPROF -v -F 999 --cgroup "$CGROUP_DIR" -o "$T/storm.folded" 2> "$T/storm.err" &
+prof=$!
+wait_attached "$T/storm.err" $prof
+touch "$T/go"
+wait $storm
+kill -INT $prof
+wait $prof
+rm -f "$T/go"
+st=$(folded_total "$T/storm.folded")
+sn=$(sum_matching "$T/storm.folded" ';short_fn \(-e:[0-9]+\)(;|$)')
+check "storm of 8 ruby -e processes of 250 ms: $(share "$sn" "$st")% of $st samples name short_fn (>= 60 %)" \
+	'[ "$st" -gt 500 ] && within "$(share "$sn" "$st")" 60 100'
+rmdir "$CGROUP_DIR" 2> /dev/null
+
+# 5. --no-ruby: native frames only.
+start_rb noruby 2 "$RUBY" $RW/rb_split.rb
+profile_window noruby -F 999 --no-ruby
+check "--no-ruby: no Ruby frame ($(sum_matching "$T/noruby.folded" "$FR") samples with one)" \
+	'[ "$RC" = 0 ] && [ "$(folded_total "$T/noruby.folded")" -gt 500 ] && [ "$(sum_matching "$T/noruby.folded" "$FR")" = 0 ]'

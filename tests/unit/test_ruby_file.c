@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * ruby_file_identify on Debian 12's libruby-3.1 (package libruby3.1,
+ * stripped): what docs/research/ruby.md found by hand in it (readelf and
+ * objdump, and live processes): the version, ruby_current_ec's GOT pair,
+ * vm_exec_core's bounds, the symbol table rb_id2str reads. Then files that
+ * hold no Ruby (not Ruby, no crash), and the layout table's rows.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfprof/ruby_file.h"
+#include "unit.h"
+
+#define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.2"
+
+static int identify(const char *path, struct ruby_file *f)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = ruby_file_identify(fd, path, f);
+	close(fd);
+	return ret;
+}
+
+void test_ruby_file(void)
+{
+	struct ruby_file f;
+	int ret;
+
+	ret = identify(LIBRUBY, &f);
+	if (ret < 0) {
+		unit_skip("no libruby3.1 (sudo make deps installs ruby3.1)", "ruby: %s", LIBRUBY);
+	} else {
+		/* Build ID 862794fba1ac9d77263f555b39818ec3baacbeb8 (3.1.2, deb12u1). */
+		CHECK(ret == 1 && f.known && f.version == 0x301,
+		      "ruby: libruby-3.1 is Ruby 3.1, read (ret %d, known %u, version %#x)", ret,
+		      f.known, f.version);
+		CHECK(f.ec_tls_rel == 0x3aea48, "ruby: ruby_current_ec's GOT pair at 0x3aea48 (%#llx)",
+		      (unsigned long long)f.ec_tls_rel);
+		CHECK(f.vm_exec_lo_rel == 0x24ebd0 && f.vm_exec_hi_rel == 0x253047,
+		      "ruby: vm_exec_core 0x24ebd0..0x253047 (%#llx..%#llx)",
+		      (unsigned long long)f.vm_exec_lo_rel, (unsigned long long)f.vm_exec_hi_rel);
+		CHECK(f.symbols_rel == 0x3af1c0 && f.last_op_id == 0xa9,
+		      "ruby: the symbol table at 0x3af1c0, tLAST_OP_ID 169 (%#llx, %u)",
+		      (unsigned long long)f.symbols_rel, f.last_op_id);
+		CHECK(f.l.cfp_size == 64, "ruby: 3.1's control frames are 64 bytes (%u)", f.l.cfp_size);
+	}
+	CHECK(identify("/usr/lib/x86_64-linux-gnu/libc.so.6", &f) == 0, "ruby: libc is no Ruby");
+	CHECK(identify("/etc/passwd", &f) == 0, "ruby: a text file is no Ruby");
+	CHECK(ruby_layout_of(3, 1) && !ruby_layout_of(9, 9), "ruby: the layout table has 3.1, not 9.9");
+}
