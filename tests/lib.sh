@@ -183,3 +183,44 @@ bpf_unheld() {
 	done
 	echo $ids
 }
+
+# share A B: A as a per cent of B; top FILE: a folded file's three heaviest stacks, as diagnostics.
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //' | rev | cut -c1-240 | rev | sed 's/^/#   /'; }
+# near_pct A B WANT PCT: the ratio A/B is WANT within PCT per cent.
+near_pct() {
+	awk -v a="$1" -v b="$2" -v w="$3" -v p="$4" 'BEGIN {
+		r = a > 0 && b > 0 && w > 0 ? a / b / w : 0; exit !(r >= 1 - p / 100 && r <= 1 + p / 100) }'
+}
+
+# A workload measuring itself over the window profiled (tests/workloads/lua_window.lua,
+# rb_window.rb): started, then profiled from the moment bpfprof samples to its end.
+# start_window NAME SECONDS COMMAND...: COMMAND SECONDS NAME.ready $T/go in the background, stdout
+# to NAME.out, stderr to NAME.wl; returns once it is ready, waiting for $T/go. Sets PID.
+start_window() {
+	local name=$1 secs=$2
+	shift 2
+	rm -f "$T/go" "$T/$name.ready"
+	"$@" "$secs" "$T/$name.ready" "$T/go" > "$T/$name.out" 2> "$T/$name.wl" &
+	PID=$!
+	BG_PIDS+=($PID)
+	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+}
+# profile_window NAME [BPFPROF ARGS...]: bpfprof -p $PID -o NAME.folded (stderr NAME.err) over
+# the workload's measured window: once it samples, $T/go; it stops when the workload has ended
+# (up to 10 s to write its outputs, then SIGTERM). Sets RC (bpfprof's) and WL_RC (the workload's).
+profile_window() {
+	local name=$1 prof i
+	shift
+	$BPFPROF -v -p $PID "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
+	prof=$!
+	wait_attached "$T/$name.err" $prof
+	touch "$T/go"
+	wait $PID
+	WL_RC=$?
+	for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done
+	kill -TERM $prof 2> /dev/null
+	wait $prof
+	RC=$?
+	rm -f "$T/go"
+}

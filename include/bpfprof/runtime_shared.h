@@ -122,4 +122,49 @@ struct runtime_proc *runtime_procs_get(struct runtime_procs *t, uint32_t tgid, u
 void runtime_procs_after_drain(struct runtime_procs *t);
 void runtime_procs_release(struct runtime_procs *t);
 
+/*
+ * The state every runtime starts with (its struct's first member): the
+ * program's maps for it, its namer and the lock it shares with it, its
+ * files and processes. The ops below take the runtime's state as such.
+ */
+struct runtime_base {
+	int files_fd, procs_fd, maps_fd;
+	struct namer namer;
+	pthread_mutex_t lock;	/* guards the runtime's state: taken by each op and by the namer */
+	uint32_t (*gen)(void *ctx, uint32_t tgid);
+	void *ctx;
+	struct runtime_files files;
+	struct runtime_procs procs;
+	runtime_proc_fn *process_of;	/* the program's view of a process mapping one of its files */
+	size_t proc_value_size;		/* of that view */
+};
+
+/* What a runtime is, for runtime_base_init. */
+struct runtime_desc {
+	const char *what;		/* its frames in warnings: "Python" */
+	size_t file_size;		/* of what runtime_files keeps a file */
+	size_t proc_size;		/* of its process state (struct runtime_proc first) */
+	void (*release)(struct runtime_proc *p);
+	runtime_proc_fn *process_of;
+	size_t proc_value_size;		/* of the program's view of a process */
+	ring_buffer_sample_fn on_notice;	/* ctx: the runtime's state */
+};
+
+/* b (the first member of the runtime's state) for the program's maps fds[] (files, procs, mappings, notices). */
+void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const int fds[4],
+		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
+void runtime_base_release(struct runtime_base *b);
+/*
+ * A file (at path) found to be the runtime's, value what runtime_files
+ * keeps of it: told to the program, and the processes mapping it claimed.
+ */
+void runtime_base_file_found(struct runtime_base *b, const struct unwind_file_key *key,
+			     const void *value, const char *path);
+
+/* runtime_ops (runtime.h) every runtime has alike; rt a state whose first member is a runtime_base. */
+void runtime_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			  uint64_t start, uint64_t offset);
+void runtime_take_notices(void *rt);
+void runtime_after_drain(void *rt);
+
 #endif

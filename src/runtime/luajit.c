@@ -72,13 +72,7 @@ struct lj_proc {
 };
 
 struct luajit {
-	int files_fd, procs_fd, maps_fd;
-	struct namer namer;
-	pthread_mutex_t lock;	/* guards everything below */
-	uint32_t (*gen)(void *ctx, uint32_t tgid);
-	void *ctx;
-	struct runtime_files files;	/* of struct luajit_file */
-	struct runtime_procs procs;	/* of struct lj_proc */
+	struct runtime_base b;	/* first; its files struct luajit_file, its processes struct lj_proc */
 	struct luajit_stats stats;
 };
 
@@ -103,17 +97,17 @@ static void release_proc(struct runtime_proc *p)
 
 static struct lj_proc *find_proc(const struct luajit *lj, uint32_t tgid)
 {
-	return (struct lj_proc *)runtime_procs_find(&lj->procs, tgid);
+	return (struct lj_proc *)runtime_procs_find(&lj->b.procs, tgid);
 }
 
 /* The process's state, for its generation gen (made anew at an exec). */
 static struct lj_proc *get_proc(struct luajit *lj, uint32_t tgid, uint32_t gen)
 {
 	bool made;
-	struct lj_proc *pp = (struct lj_proc *)runtime_procs_get(&lj->procs, tgid, gen, &made);
+	struct lj_proc *pp = (struct lj_proc *)runtime_procs_get(&lj->b.procs, tgid, gen, &made);
 
 	if (made)
-		pp->known = !bpf_map_lookup_elem(lj->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
+		pp->known = !bpf_map_lookup_elem(lj->b.procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
 	return pp;
 }
 
@@ -317,20 +311,16 @@ static bool file_opened(struct luajit *lj, const struct unwind_file_key *key, in
 {
 	struct luajit_file f;
 
-	if (runtime_files_find(&lj->files, key))
+	if (runtime_files_find(&lj->b.files, key))
 		return true;
 	if (luajit_file_identify(fd, path, &f) != 1)
 		return false;
 	if (!f.known)
 		warning("LuaJIT in '%s': a build whose layout bpfprof cannot read (it reads LuaJIT "
 			"2.1, GC64, x86-64); its samples keep their native frames", path);
-	if (bpf_map_update_elem(lj->files_fd, key, &f, BPF_ANY))
-		debug("cannot tell the program of the LuaJIT VM in '%s': %s", path, strerror(errno));
-	runtime_files_add(&lj->files, key, &f);
+	runtime_base_file_found(&lj->b, key, &f, path);
 	lj->stats.files++;
 	lj->stats.unknown_files += !f.known;
-	/* The processes whose mappings the program read before. */
-	runtime_claim_mapped(lj->maps_fd, lj->procs_fd, key, &f, process_of, sizeof(struct luajit_process));
 	debug("LuaJIT VM in '%s' (%s), code at 0x%llx..0x%llx", path,
 	      f.flavour == LUAJIT_OPENRESTY ? "OpenResty" : "upstream",
 	      (unsigned long long)f.vm_begin_rel, (unsigned long long)f.vm_end_rel);
@@ -430,10 +420,10 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 	struct lj_proc *pp;
 	uint32_t ln;
 
-	pthread_mutex_lock(&lj->lock);
+	pthread_mutex_lock(&lj->b.lock);
 	pp = find_proc(lj, tgid);
 	if (!pp || !pp->known) {
-		pthread_mutex_unlock(&lj->lock);
+		pthread_mutex_unlock(&lj->b.lock);
 		return n;
 	}
 	ln = untrace(lj, pp, rl->frames, rl->n < PY_MAX_FRAMES ? rl->n : PY_MAX_FRAMES, lf);
@@ -468,7 +458,7 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 	if (!vms) {
 		/* No VM on the native stack: the thread runs no Lua now, whatever L says. */
 		lj->stats.no_vm_frame++;
-		pthread_mutex_unlock(&lj->lock);
+		pthread_mutex_unlock(&lj->b.lock);
 		return n;
 	}
 	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
@@ -478,7 +468,7 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 		if (!(lf[g].instr & LUA_FRAME_CFUNC))
 			out[m++] = frame_location(p, pp, lf, g, ln);
 	lj->stats.merged++;
-	pthread_mutex_unlock(&lj->lock);
+	pthread_mutex_unlock(&lj->b.lock);
 	memcpy(frames, out, m * sizeof(*out));
 	return m;
 }
@@ -487,23 +477,23 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd;
+	static const struct runtime_desc desc = {
+		.what = "Lua",
+		.file_size = sizeof(struct luajit_file),
+		.proc_size = sizeof(struct lj_proc),
+		.release = release_proc,
+		.process_of = process_of,
+		.proc_value_size = sizeof(struct luajit_process),
+		.on_notice = on_notice,
+	};
 	struct luajit *lj;
+	int fds[4];
 
-	sampler_luajit_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
-	if (files_fd < 0)
+	sampler_luajit_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
+	if (fds[0] < 0)
 		return NULL;
 	lj = xcalloc(1, sizeof(*lj));
-	lj->files_fd = files_fd;
-	lj->procs_fd = procs_fd;
-	lj->maps_fd = maps_fd;
-	lj->gen = gen;
-	lj->ctx = ctx;
-	lj->files.size = sizeof(struct luajit_file);
-	lj->procs.size = sizeof(struct lj_proc);
-	lj->procs.release = release_proc;
-	pthread_mutex_init(&lj->lock, NULL);
-	namer_start(&lj->namer, notices_fd, on_notice, lj, &lj->lock, "Lua");
+	runtime_base_init(&lj->b, &desc, fds, gen, ctx);
 	return lj;
 }
 
@@ -512,32 +502,10 @@ static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, 
 	struct luajit *lj = rt;
 	bool is;
 
-	pthread_mutex_lock(&lj->lock);
+	pthread_mutex_lock(&lj->b.lock);
 	is = file_opened(lj, key, fd, path);
-	pthread_mutex_unlock(&lj->lock);
+	pthread_mutex_unlock(&lj->b.lock);
 	return is;
-}
-
-static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
-			    uint64_t start, uint64_t offset)
-{
-	struct luajit *lj = rt;
-	const struct luajit_file *e;
-	struct luajit_file f;
-
-	pthread_mutex_lock(&lj->lock);
-	e = runtime_files_find(&lj->files, key);
-	if (e)
-		f = *e;
-	pthread_mutex_unlock(&lj->lock);
-	if (e)
-		runtime_claim(lj->procs_fd, tgid, &f, start, offset, lj->gen(lj->ctx, tgid), process_of,
-			      sizeof(struct luajit_process));
-}
-
-static void rt_take_notices(void *rt)
-{
-	namer_take(&((struct luajit *)rt)->namer);
 }
 
 static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
@@ -546,15 +514,6 @@ static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *r
 	if (!rs->py.n || rs->py.runtime != RUNTIME_LUAJIT)
 		return n;
 	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
-}
-
-static void rt_after_drain(void *rt)
-{
-	struct luajit *lj = rt;
-
-	pthread_mutex_lock(&lj->lock);
-	runtime_procs_after_drain(&lj->procs);
-	pthread_mutex_unlock(&lj->lock);
 }
 
 static void rt_renumber(void *rt)
@@ -567,9 +526,9 @@ static void rt_stats(void *rt, struct run_figures *f)
 {
 	struct luajit *lj = rt;
 
-	pthread_mutex_lock(&lj->lock);
+	pthread_mutex_lock(&lj->b.lock);
 	f->lua = lj->stats;
-	pthread_mutex_unlock(&lj->lock);
+	pthread_mutex_unlock(&lj->b.lock);
 }
 
 /* LuaJIT processes: how many samples got their Lua frames, what the VM did, why others did not. */
@@ -610,10 +569,7 @@ static void rt_free(void *rt)
 {
 	struct luajit *lj = rt;
 
-	namer_stop(&lj->namer);
-	pthread_mutex_destroy(&lj->lock);
-	runtime_procs_release(&lj->procs);
-	runtime_files_release(&lj->files);
+	runtime_base_release(&lj->b);
 	free(lj);
 }
 
@@ -621,10 +577,10 @@ const struct runtime_ops luajit_runtime = {
 	.name = "luajit",
 	.start = start,
 	.file_opened = rt_file_opened,
-	.process_maps = rt_process_maps,
-	.take_notices = rt_take_notices,
+	.process_maps = runtime_process_maps,
+	.take_notices = runtime_take_notices,
 	.merge = rt_merge,
-	.after_drain = rt_after_drain,
+	.after_drain = runtime_after_drain,
 	.renumber = rt_renumber,
 	.stats = rt_stats,
 	.summarize = summarize_luajit,

@@ -34,20 +34,14 @@ struct py_proc {
 };
 
 /*
- * A namer (runtime_shared.h) takes the program's notices of new Python
- * stacks and reads their code objects; lock guards everything below it,
- * and the main thread holds it in each python_* call.
+ * The base's namer (runtime_shared.h) takes the program's notices of new
+ * Python stacks and reads their code objects; its lock guards everything
+ * here, and the main thread holds it in each python_* call.
  */
 struct python {
-	int files_fd, procs_fd, maps_fd;
-	struct namer namer;
-	pthread_mutex_t lock;
-	uint32_t (*gen)(void *ctx, uint32_t tgid);
-	void *ctx;
-	struct runtime_files files;	/* of struct python_file */
+	struct runtime_base b;	/* first; its files struct python_file, its processes struct py_proc */
 	uint16_t *warned;	/* versions named on stderr as not read */
 	uint32_t nr_warned, warned_alloc;
-	struct runtime_procs procs;	/* of struct py_proc */
 	struct python_stats stats;
 	/* The profile's string id of "_PyEval_EvalFrameDefault", once interned; 0: not yet. */
 	const struct profile *names_of;
@@ -66,29 +60,31 @@ static int on_notice(void *ctx, void *data, size_t size)
 }
 
 static void release_proc(struct runtime_proc *p);
+static runtime_proc_fn process_of;
 
 struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
 			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
+	static const struct runtime_desc desc = {
+		.what = "Python",
+		.file_size = sizeof(struct python_file),
+		.proc_size = sizeof(struct py_proc),
+		.release = release_proc,
+		.process_of = process_of,
+		.proc_value_size = sizeof(struct python_process),
+		.on_notice = on_notice,
+	};
 	struct python *py = xcalloc(1, sizeof(*py));
+	const int fds[4] = { files_fd, procs_fd, maps_fd, notices_fd };
 
-	py->files_fd = files_fd;
-	py->procs_fd = procs_fd;
-	py->maps_fd = maps_fd;
-	py->gen = gen;
-	py->ctx = ctx;
-	py->files.size = sizeof(struct python_file);
-	py->procs.size = sizeof(struct py_proc);
-	py->procs.release = release_proc;
-	pthread_mutex_init(&py->lock, NULL);
-	namer_start(&py->namer, notices_fd, on_notice, py, &py->lock, "Python");
+	runtime_base_init(&py->b, &desc, fds, gen, ctx);
 	return py;
 }
 
 void python_take_notices(struct python *py)
 {
 	if (py)
-		namer_take(&py->namer);
+		runtime_take_notices(py);
 }
 
 static void release_proc(struct runtime_proc *p)
@@ -106,10 +102,7 @@ void python_free(struct python *py)
 {
 	if (!py)
 		return;
-	namer_stop(&py->namer);
-	pthread_mutex_destroy(&py->lock);
-	runtime_procs_release(&py->procs);
-	runtime_files_release(&py->files);
+	runtime_base_release(&py->b);
 	free(py->warned);
 	free(py);
 }
@@ -147,22 +140,18 @@ static bool file_opened(struct python *py, const struct unwind_file_key *key, in
 {
 	struct python_file f;
 
-	if (runtime_files_find(&py->files, key))
+	if (runtime_files_find(&py->b.files, key))
 		return true;
 	if (python_file_identify(fd, path, &f) != 1)
 		return false;
 	if (f.off.frames == PY_FRAMES_NONE)
 		warn_version(py, f.off.version, path);
-	if (bpf_map_update_elem(py->files_fd, key, &f, BPF_ANY))
-		debug("cannot tell the program of the interpreter '%s': %s", path, strerror(errno));
-	runtime_files_add(&py->files, key, &f);
-	py->stats.files++;
 	/*
 	 * Every process whose mappings the program read before it knew
 	 * (started with the first, at once) is Python too, from those mappings.
 	 */
-	runtime_claim_mapped(py->maps_fd, py->procs_fd, key, &f, process_of,
-			     sizeof(struct python_process));
+	runtime_base_file_found(&py->b, key, &f, path);
+	py->stats.files++;
 	debug("Python %u.%u in '%s'%s", f.off.version >> 8, f.off.version & 0xff, path,
 	      f.off.frames == PY_FRAMES_NONE ? ": not read" : "");
 	return true;
@@ -175,28 +164,17 @@ bool python_file_opened(struct python *py, const struct unwind_file_key *key, in
 
 	if (!py)
 		return false;
-	pthread_mutex_lock(&py->lock);
+	pthread_mutex_lock(&py->b.lock);
 	is = file_opened(py, key, fd, path);
-	pthread_mutex_unlock(&py->lock);
+	pthread_mutex_unlock(&py->b.lock);
 	return is;
 }
 
 void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_file_key *key,
 			 uint64_t start, uint64_t offset)
 {
-	const struct python_file *e;
-	struct python_file f;
-
-	if (!py)
-		return;
-	pthread_mutex_lock(&py->lock);
-	e = runtime_files_find(&py->files, key);
-	if (e)
-		f = *e;
-	pthread_mutex_unlock(&py->lock);
-	if (e)
-		runtime_claim(py->procs_fd, tgid, &f, start, offset, py->gen(py->ctx, tgid), process_of,
-			      sizeof(struct python_process));
+	if (py)
+		runtime_process_maps(py, tgid, key, start, offset);
 }
 
 /* Processes --------------------------------------------------------------- */
@@ -205,26 +183,23 @@ void python_process_maps(struct python *py, uint32_t tgid, const struct unwind_f
 static struct py_proc *get_proc(struct python *py, uint32_t tgid, uint32_t gen)
 {
 	bool made;
-	struct py_proc *pp = (struct py_proc *)runtime_procs_get(&py->procs, tgid, gen, &made);
+	struct py_proc *pp = (struct py_proc *)runtime_procs_get(&py->b.procs, tgid, gen, &made);
 
 	if (made)
-		pp->known = !bpf_map_lookup_elem(py->procs_fd, &tgid, &pp->bpf) &&
+		pp->known = !bpf_map_lookup_elem(py->b.procs_fd, &tgid, &pp->bpf) &&
 			    pp->bpf.off.frames != PY_FRAMES_NONE;
 	return pp;
 }
 
 static struct py_proc *find_proc(const struct python *py, uint32_t tgid)
 {
-	return (struct py_proc *)runtime_procs_find(&py->procs, tgid);
+	return (struct py_proc *)runtime_procs_find(&py->b.procs, tgid);
 }
 
 void python_after_drain(struct python *py)
 {
-	if (!py)
-		return;
-	pthread_mutex_lock(&py->lock);
-	runtime_procs_after_drain(&py->procs);
-	pthread_mutex_unlock(&py->lock);
+	if (py)
+		runtime_after_drain(py);
 }
 
 /* Code objects ----------------------------------------------------------- */
@@ -348,7 +323,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
 		return n;
 	/* The namer may be growing this process's code objects: held to the end. */
-	pthread_mutex_lock(&py->lock);
+	pthread_mutex_lock(&py->b.lock);
 	pp = find_proc(py, tgid);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
@@ -368,7 +343,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 	for (; g < rp->n && m < max; g++)
 		out[m++] = frame_location(p, pp, &rp->frames[g]);
 	py->stats.merged++;
-	pthread_mutex_unlock(&py->lock);
+	pthread_mutex_unlock(&py->b.lock);
 	memcpy(frames, out, m * sizeof(*out));
 	return m;
 }
@@ -385,9 +360,9 @@ void python_stats(struct python *py, struct python_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!py)
 		return;
-	pthread_mutex_lock(&py->lock);
+	pthread_mutex_lock(&py->b.lock);
 	*out = py->stats;
-	pthread_mutex_unlock(&py->lock);
+	pthread_mutex_unlock(&py->b.lock);
 }
 
 /* The runtime interface (runtime.h) ------------------------------------- */

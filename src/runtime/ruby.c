@@ -94,13 +94,7 @@ struct rb_proc {
 };
 
 struct ruby {
-	int files_fd, procs_fd, maps_fd;
-	struct namer namer;
-	pthread_mutex_t lock;	/* guards everything below */
-	uint32_t (*gen)(void *ctx, uint32_t tgid);
-	void *ctx;
-	struct runtime_files files;	/* of struct ruby_file */
-	struct runtime_procs procs;	/* of struct rb_proc */
+	struct runtime_base b;	/* first; its files struct ruby_file, its processes struct rb_proc */
 	struct ruby_stats stats;
 };
 
@@ -127,16 +121,16 @@ static void release_proc(struct runtime_proc *p)
 
 static struct rb_proc *find_proc(const struct ruby *rb, uint32_t tgid)
 {
-	return (struct rb_proc *)runtime_procs_find(&rb->procs, tgid);
+	return (struct rb_proc *)runtime_procs_find(&rb->b.procs, tgid);
 }
 
 static struct rb_proc *get_proc(struct ruby *rb, uint32_t tgid, uint32_t gen)
 {
 	bool made;
-	struct rb_proc *pp = (struct rb_proc *)runtime_procs_get(&rb->procs, tgid, gen, &made);
+	struct rb_proc *pp = (struct rb_proc *)runtime_procs_get(&rb->b.procs, tgid, gen, &made);
 
 	if (made)
-		pp->known = !bpf_map_lookup_elem(rb->procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
+		pp->known = !bpf_map_lookup_elem(rb->b.procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
 	return pp;
 }
 
@@ -484,7 +478,7 @@ static bool file_opened(struct ruby *rb, const struct unwind_file_key *key, int 
 {
 	struct ruby_file f;
 
-	if (runtime_files_find(&rb->files, key))
+	if (runtime_files_find(&rb->b.files, key))
 		return true;
 	if (ruby_file_identify(fd, path, &f) != 1)
 		return false;
@@ -492,14 +486,9 @@ static bool file_opened(struct ruby *rb, const struct unwind_file_key *key, int 
 		warning("Ruby %u.%u in '%s': a version or build whose frames bpfprof cannot read (it "
 			"reads CRuby 3.1, x86-64); its samples keep their native frames",
 			f.version >> 8, f.version & 0xff, path);
-	if (bpf_map_update_elem(rb->files_fd, key, &f, BPF_ANY))
-		debug("cannot tell the program of the Ruby VM in '%s': %s", path, strerror(errno));
-	runtime_files_add(&rb->files, key, &f);
+	runtime_base_file_found(&rb->b, key, &f, path);
 	rb->stats.files++;
 	rb->stats.unknown_files += !f.known;
-	/* The processes whose mappings the program read before. */
-	runtime_claim_mapped(rb->maps_fd, rb->procs_fd, key, &f, process_of,
-			     sizeof(struct ruby_process));
 	return true;
 }
 
@@ -555,10 +544,10 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 	uint32_t rn = rr->n < PY_MAX_FRAMES ? rr->n : PY_MAX_FRAMES;
 	const struct rb_proc *pp;
 
-	pthread_mutex_lock(&rb->lock);
+	pthread_mutex_lock(&rb->b.lock);
 	pp = find_proc(rb, tgid);
 	if (!pp || !pp->known) {
-		pthread_mutex_unlock(&rb->lock);
+		pthread_mutex_unlock(&rb->b.lock);
 		return n;
 	}
 	if (max > ARRAY_SIZE(out))
@@ -581,7 +570,7 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 	if (!vms) {
 		/* No VM on the native stack: the thread runs no Ruby now, whatever its context says. */
 		rb->stats.no_vm_frame++;
-		pthread_mutex_unlock(&rb->lock);
+		pthread_mutex_unlock(&rb->b.lock);
 		return n;
 	}
 	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
@@ -590,7 +579,7 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 	for (; g < rn && m < max; g++)
 		out[m++] = frame_location(p, pp, &rr->frames[g]);
 	rb->stats.merged++;
-	pthread_mutex_unlock(&rb->lock);
+	pthread_mutex_unlock(&rb->b.lock);
 	memcpy(frames, out, m * sizeof(*out));
 	return m;
 }
@@ -599,23 +588,23 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd;
+	static const struct runtime_desc kind = {
+		.what = "Ruby",
+		.file_size = sizeof(struct ruby_file),
+		.proc_size = sizeof(struct rb_proc),
+		.release = release_proc,
+		.process_of = process_of,
+		.proc_value_size = sizeof(struct ruby_process),
+		.on_notice = on_notice,
+	};
 	struct ruby *rb;
+	int fds[4];
 
-	sampler_ruby_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
-	if (files_fd < 0)
+	sampler_ruby_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
+	if (fds[0] < 0)
 		return NULL;
 	rb = xcalloc(1, sizeof(*rb));
-	rb->files_fd = files_fd;
-	rb->procs_fd = procs_fd;
-	rb->maps_fd = maps_fd;
-	rb->gen = gen;
-	rb->ctx = ctx;
-	rb->files.size = sizeof(struct ruby_file);
-	rb->procs.size = sizeof(struct rb_proc);
-	rb->procs.release = release_proc;
-	pthread_mutex_init(&rb->lock, NULL);
-	namer_start(&rb->namer, notices_fd, on_notice, rb, &rb->lock, "Ruby");
+	runtime_base_init(&rb->b, &kind, fds, gen, ctx);
 	return rb;
 }
 
@@ -624,32 +613,10 @@ static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, 
 	struct ruby *rb = rt;
 	bool is;
 
-	pthread_mutex_lock(&rb->lock);
+	pthread_mutex_lock(&rb->b.lock);
 	is = file_opened(rb, key, fd, path);
-	pthread_mutex_unlock(&rb->lock);
+	pthread_mutex_unlock(&rb->b.lock);
 	return is;
-}
-
-static void rt_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
-			    uint64_t start, uint64_t offset)
-{
-	struct ruby *rb = rt;
-	const struct ruby_file *e;
-	struct ruby_file f;
-
-	pthread_mutex_lock(&rb->lock);
-	e = runtime_files_find(&rb->files, key);
-	if (e)
-		f = *e;
-	pthread_mutex_unlock(&rb->lock);
-	if (e)
-		runtime_claim(rb->procs_fd, tgid, &f, start, offset, rb->gen(rb->ctx, tgid), process_of,
-			      sizeof(struct ruby_process));
-}
-
-static void rt_take_notices(void *rt)
-{
-	namer_take(&((struct ruby *)rt)->namer);
 }
 
 static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
@@ -658,15 +625,6 @@ static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *r
 	if (!rs->py.n || rs->py.runtime != RUNTIME_RUBY)
 		return n;
 	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
-}
-
-static void rt_after_drain(void *rt)
-{
-	struct ruby *rb = rt;
-
-	pthread_mutex_lock(&rb->lock);
-	runtime_procs_after_drain(&rb->procs);
-	pthread_mutex_unlock(&rb->lock);
 }
 
 static void rt_renumber(void *rt)
@@ -679,9 +637,9 @@ static void rt_stats(void *rt, struct run_figures *f)
 {
 	struct ruby *rb = rt;
 
-	pthread_mutex_lock(&rb->lock);
+	pthread_mutex_lock(&rb->b.lock);
 	f->rb = rb->stats;
-	pthread_mutex_unlock(&rb->lock);
+	pthread_mutex_unlock(&rb->b.lock);
 }
 
 /* Ruby processes: how many samples got their Ruby frames, and why others did not. */
@@ -713,10 +671,7 @@ static void rt_free(void *rt)
 {
 	struct ruby *rb = rt;
 
-	namer_stop(&rb->namer);
-	pthread_mutex_destroy(&rb->lock);
-	runtime_procs_release(&rb->procs);
-	runtime_files_release(&rb->files);
+	runtime_base_release(&rb->b);
 	free(rb);
 }
 
@@ -724,10 +679,10 @@ const struct runtime_ops ruby_runtime = {
 	.name = "ruby",
 	.start = start,
 	.file_opened = rt_file_opened,
-	.process_maps = rt_process_maps,
-	.take_notices = rt_take_notices,
+	.process_maps = runtime_process_maps,
+	.take_notices = runtime_take_notices,
 	.merge = rt_merge,
-	.after_drain = rt_after_drain,
+	.after_drain = runtime_after_drain,
 	.renumber = rt_renumber,
 	.stats = rt_stats,
 	.summarize = summarize_ruby,

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <bpf/bpf.h>
+#include <stdio.h>
 
 #include "bpfprof/runtime_shared.h"
 
@@ -244,4 +245,75 @@ void runtime_procs_release(struct runtime_procs *t)
 	itab_release(&t->index);
 	t->procs = NULL;
 	t->nr = t->alloc = 0;
+}
+
+/* The base every runtime starts with ----------------------------------------------- */
+
+void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const int fds[4],
+		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	b->files_fd = fds[0];
+	b->procs_fd = fds[1];
+	b->maps_fd = fds[2];
+	b->gen = gen;
+	b->ctx = ctx;
+	b->files.size = k->file_size;
+	b->procs.size = k->proc_size;
+	b->procs.release = k->release;
+	b->process_of = k->process_of;
+	b->proc_value_size = k->proc_value_size;
+	pthread_mutex_init(&b->lock, NULL);
+	namer_start(&b->namer, fds[3], k->on_notice, b, &b->lock, k->what);
+}
+
+void runtime_base_release(struct runtime_base *b)
+{
+	namer_stop(&b->namer);
+	pthread_mutex_destroy(&b->lock);
+	runtime_procs_release(&b->procs);
+	runtime_files_release(&b->files);
+}
+
+void runtime_base_file_found(struct runtime_base *b, const struct unwind_file_key *key,
+			     const void *value, const char *path)
+{
+	if (bpf_map_update_elem(b->files_fd, key, value, BPF_ANY))
+		debug("cannot tell the program of '%s': %s", path, strerror(errno));
+	runtime_files_add(&b->files, key, value);
+	/* The processes whose mappings the program read before. */
+	runtime_claim_mapped(b->maps_fd, b->procs_fd, key, value, b->process_of, b->proc_value_size);
+}
+
+void runtime_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key *key,
+			  uint64_t start, uint64_t offset)
+{
+	struct runtime_base *b = rt;
+	uint8_t file[RUNTIME_PROC_MAX];
+	const void *e;
+
+	if (b->files.size > sizeof(file))
+		die("a runtime's file value of %zu bytes: RUNTIME_PROC_MAX is %d", b->files.size,
+		    RUNTIME_PROC_MAX);
+	pthread_mutex_lock(&b->lock);
+	e = runtime_files_find(&b->files, key);
+	if (e)
+		memcpy(file, e, b->files.size);
+	pthread_mutex_unlock(&b->lock);
+	if (e)
+		runtime_claim(b->procs_fd, tgid, file, start, offset, b->gen(b->ctx, tgid),
+			      b->process_of, b->proc_value_size);
+}
+
+void runtime_take_notices(void *rt)
+{
+	namer_take(&((struct runtime_base *)rt)->namer);
+}
+
+void runtime_after_drain(void *rt)
+{
+	struct runtime_base *b = rt;
+
+	pthread_mutex_lock(&b->lock);
+	runtime_procs_after_drain(&b->procs);
+	pthread_mutex_unlock(&b->lock);
 }

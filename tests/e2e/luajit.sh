@@ -34,44 +34,6 @@ fi
 # flavour FILE: which LuaJIT a binary or library is (OpenResty's exports lua_getexdata).
 flavour() { nm -D --defined-only "$1" 2> /dev/null | grep -q ' lua_getexdata$' && echo openresty || echo upstream; }
 
-share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
-top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //' | rev | cut -c1-240 | rev | sed 's/^/#   /'; }
-# near_pct A B WANT PCT: the ratio A/B is WANT within PCT per cent.
-near_pct() {
-	awk -v a="$1" -v b="$2" -v w="$3" -v p="$4" 'BEGIN {
-		r = a > 0 && b > 0 && w > 0 ? a / b / w : 0; exit !(r >= 1 - p / 100 && r <= 1 + p / 100) }'
-}
-
-# start_lua NAME SECONDS COMMAND...: COMMAND SECONDS NAME.ready $T/go in the background, stdout
-# to NAME.out, stderr to NAME.wl; returns once it is ready, waiting for $T/go. Sets PID.
-start_lua() {
-	local name=$1 secs=$2
-	shift 2
-	rm -f "$T/go" "$T/$name.ready"
-	"$@" "$secs" "$T/$name.ready" "$T/go" > "$T/$name.out" 2> "$T/$name.wl" &
-	PID=$!
-	BG_PIDS+=($PID)
-	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
-}
-# profile_window NAME [BPFPROF ARGS...]: bpfprof -p $PID -o NAME.folded (stderr NAME.err) over
-# the workload's measured window: once it samples, $T/go; it stops when the workload has ended
-# (up to 10 s to write its outputs, then SIGTERM). Sets RC (bpfprof's) and WL_RC (the workload's).
-profile_window() {
-	local name=$1 prof i
-	shift
-	$BPFPROF -v -p $PID "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
-	prof=$!
-	wait_attached "$T/$name.err" $prof
-	touch "$T/go"
-	wait $PID
-	WL_RC=$?
-	for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done
-	kill -TERM $prof 2> /dev/null
-	wait $prof
-	RC=$?
-	rm -f "$T/go"
-}
-
 # vm_range FILE: "LO HI" (hex), LuaJIT's VM code in FILE: the one FDE whose first rule is a
 # CFA 80 bytes up (the interpreter's C frame), as buildvm emits it.
 vm_range() {
@@ -133,7 +95,7 @@ for lj in "${LUAJITS[@]}"; do
 		flags=()
 		[ $mode = joff ] && flags=(-joff)
 		what="$fl luajit ${flags[*]:-(JIT on)}"
-		start_lua $name $SPLIT_S "$lj" "${flags[@]}" $LW/lua_split.lua
+		start_window $name $SPLIT_S "$lj" "${flags[@]}" $LW/lua_split.lua
 		outs=(-o "$T/$name.pb.gz")
 		[ $i = 0 ] && outs+=(-o "$T/callgrind.out.$name")
 		profile_window $name -F $F "${outs[@]}"
@@ -207,7 +169,7 @@ check "callgrind: fl= names the Lua file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?lua_
 for lj in "${LUAJITS[@]}"; do
 	fl=$(flavour "$lj")
 	name=ffi-$fl
-	start_lua $name $RUN_S "$lj" $LW/lua_ffi.lua
+	start_window $name $RUN_S "$lj" $LW/lua_ffi.lua
 	profile_window $name -F $F
 	read -r h_ns s_ns < "$T/$name.out"
 	Z='(crc32|crc32_z|\[libz\.so[^;]*\])'
@@ -241,7 +203,7 @@ for h in "${hosts[@]}"; do
 	name=capi-$h
 	env=()
 	[ $h = upstream ] && env=(LD_LIBRARY_PATH=$up_lib)
-	start_lua $name $RUN_S env "${env[@]}" "$HOST" $LW/lua_capi.lua
+	start_window $name $RUN_S env "${env[@]}" "$HOST" $LW/lua_capi.lua
 	lib=$(awk '$6 ~ /\/libluajit-5\.1\.so/ { print $6; exit }' /proc/$PID/maps 2> /dev/null)
 	profile_window $name -F $F
 	what="lua_host with $(basename "${lib:-no libluajit}") ($( [ -n "$lib" ] && flavour "$lib"))"
@@ -279,7 +241,7 @@ for h in "${hosts[@]}"; do
 	name=via-$h
 	env=()
 	[ $h = upstream ] && env=(LD_LIBRARY_PATH=$up_lib)
-	start_lua $name $RUN_S env "${env[@]}" "$HOST" $LW/lua_via.lua
+	start_window $name $RUN_S env "${env[@]}" "$HOST" $LW/lua_via.lua
 	profile_window $name -F $F
 	# Called from C: named by their first lines.
 	a="function \\(lua_via\\.lua:$(grep -n '^local function alpha' $LW/lua_via.lua | cut -d: -f1)\\)"
@@ -301,7 +263,7 @@ for lj in "${LUAJITS[@]}"; do
 		name=coro-$fl-$mode
 		flags=()
 		[ $mode = joff ] && flags=(-joff)
-		start_lua $name $RUN_S "$lj" "${flags[@]}" $LW/lua_coro.lua
+		start_window $name $RUN_S "$lj" "${flags[@]}" $LW/lua_coro.lua
 		profile_window $name -F $F
 		inside=$(sum_matching "$T/$name.folded" ';inside_coro \(lua_coro\.lua:[0-9]+\)(;|$)')
 		under=$(sum_matching "$T/$name.folded" ';resumer \(lua_coro\.lua:[0-9]+\);(.*;)?inside_coro \(lua_coro\.lua:[0-9]+\)(;|$)')

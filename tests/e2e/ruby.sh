@@ -23,45 +23,10 @@ if [ -z "$RUBY" ]; then
 	exit 0
 fi
 
-share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
-top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //' | rev | cut -c1-240 | rev | sed 's/^/#   /'; }
-near_pct() {
-	awk -v a="$1" -v b="$2" -v w="$3" -v p="$4" 'BEGIN {
-		r = a > 0 && b > 0 && w > 0 ? a / b / w : 0; exit !(r >= 1 - p / 100 && r <= 1 + p / 100) }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
-
-# start_rb NAME SECONDS COMMAND...: as luajit.sh's start_lua.
-start_rb() {
-	local name=$1 secs=$2
-	shift 2
-	rm -f "$T/go" "$T/$name.ready"
-	"$@" "$secs" "$T/$name.ready" "$T/go" > "$T/$name.out" 2> "$T/$name.wl" &
-	PID=$!
-	BG_PIDS+=($PID)
-	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
-}
-# profile_window NAME [BPFPROF ARGS...]: as luajit.sh's.
-profile_window() {
-	local name=$1 prof i
-	shift
-	$BPFPROF -v -p $PID "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
-	prof=$!
-	wait_attached "$T/$name.err" $prof
-	touch "$T/go"
-	wait $PID
-	WL_RC=$?
-	for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done
-	kill -TERM $prof 2> /dev/null
-	wait $prof
-	RC=$?
-	rm -f "$T/go"
-}
-
 FR='\(rb_split\.rb:[0-9]+\)'
 
 # 1. alpha and beta: the split the workload measured; every sample with Ruby frames, whole.
-start_rb split $SPLIT_S "$RUBY" $RW/rb_split.rb
+start_window split $SPLIT_S "$RUBY" $RW/rb_split.rb
 profile_window split -F $F
 read -r wa wb < "$T/split.out"
 a=$(sum_matching "$T/split.folded" ";alpha $FR(;|\$)")
@@ -86,7 +51,7 @@ check "rb_split: the summary counts Ruby's samples: '$(grep -m1 '^bpfprof: ruby:
 	'grep -Eq "^bpfprof: ruby: [0-9]+ samples of Ruby processes, [0-9]+ with their Ruby frames" "$T/split.err"'
 
 # pprof: the Ruby file in Functions, the line in Lines.
-start_rb pprof 3 "$RUBY" $RW/rb_split.rb
+start_window pprof 3 "$RUBY" $RW/rb_split.rb
 profile_window pprof -F 999 -o "$T/split.pb.gz"
 if command -v go > /dev/null; then
 	go tool pprof -raw "$T/split.pb.gz" > "$T/raw.txt" 2> "$T/raw.err"
@@ -95,7 +60,7 @@ if command -v go > /dev/null; then
 fi
 
 # 2. Threads: each in its own method, named; OpenSSL's SHA-256 above digest_it.
-start_rb threads $RUN_S "$RUBY" $RW/rb_threads.rb
+start_window threads $RUN_S "$RUBY" $RW/rb_threads.rb
 profile_window threads -F $F
 l=$(sum_matching "$T/threads.folded" ';spin_left \(rb_threads\.rb:[0-9]+\)(;|$)')
 r=$(sum_matching "$T/threads.folded" ';spin_right \(rb_threads\.rb:[0-9]+\)(;|$)')
@@ -140,7 +105,7 @@ check "storm of 8 ruby -e processes of 250 ms: $(share "$sn" "$st")% of $st samp
 rmdir "$CGROUP_DIR" 2> /dev/null
 
 # 5. --no-ruby: native frames only.
-start_rb noruby 2 "$RUBY" $RW/rb_split.rb
+start_window noruby 2 "$RUBY" $RW/rb_split.rb
 profile_window noruby -F 999 --no-ruby
 check "--no-ruby: no Ruby frame ($(sum_matching "$T/noruby.folded" "$FR") samples with one)" \
 	'[ "$RC" = 0 ] && [ "$(folded_total "$T/noruby.folded")" -gt 500 ] && [ "$(sum_matching "$T/noruby.folded" "$FR")" = 0 ]'
