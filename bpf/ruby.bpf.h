@@ -78,6 +78,9 @@ static __always_inline void ruby_mapping_seen(__u32 tgid, __u32 gen, const struc
 	p.l = f->l;
 	p.symbols = e->start - e->offset + f->symbols_rel;
 	p.last_op_id = f->last_op_id;
+	p.gc = f->gc;
+	if (f->gc.vm_ptr)
+		p.gc.vm_ptr = e->start - e->offset + f->gc.vm_ptr;
 	bpf_map_update_elem(&ruby_procs, &tgid, &p, BPF_ANY);
 }
 
@@ -132,6 +135,25 @@ static __always_inline long rb_walk_end(struct rb_walk *w, __u32 why)
 	return 1;
 }
 
+/* Whether the process's VM collects garbage now (its objspace read once, then kept). */
+static __always_inline bool in_gc(struct ruby_process *p)
+{
+	__u8 flags;
+
+	if (!p->gc.vm_ptr)
+		return false;
+	if (!p->objspace) {
+		__u64 vm = rb_read(p->gc.vm_ptr);
+
+		p->objspace = vm ? rb_read(vm + p->gc.objspace_off) : 0;
+		if (!p->objspace)
+			return false;
+	}
+	if (bpf_probe_read_user(&flags, 1, (void *)(p->objspace + p->gc.flags_off)))
+		return false;
+	return (flags >> (p->gc.bit & 7)) & 1;
+}
+
 /* One control frame: recorded if Ruby's or a C method's; FINISH closes an entry into the VM. */
 static long rb_walk_step(__u32 i, void *unused)
 {
@@ -182,6 +204,7 @@ __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 	struct ruby_process *p;
 	struct rb_walk *w;
 	struct rb_ec_head head;
+	__u32 state;
 	__u64 ec;
 	__u32 zero = 0;
 
@@ -213,14 +236,18 @@ __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 		st->v[STAT_RB_NO_EC]++;
 		return 0;
 	}
-	w->hash = 0x84222325cbf29ce4ull;
+	/* In GC or not: the same frames make another stack. */
+	state = in_gc(p) ? RB_VM_GC : RB_VM_RUBY;
+	if (state == RB_VM_GC)
+		st->v[STAT_RB_GC]++;
+	w->hash = 0x84222325cbf29ce4ull ^ state;
 	w->end_why = PY_WALK_DEPTH;
 	w->recorded = 0;
 	w->stack.n = 0;
 	bpf_loop(PY_MAX_FRAMES * 2, rb_walk_step, NULL, 0);
 	w->stack.end = w->end_why;
 	w->stack.runtime = RUNTIME_RUBY;
-	w->stack.state = RB_VM_RUBY;
+	w->stack.state = state;
 	if (!w->stack.n) {
 		st->v[STAT_RB_NO_FRAME]++;
 		return 0;

@@ -42,6 +42,19 @@ struct ruby_layout {
 	__u32 reserved;
 };
 
+/*
+ * Whether the VM collects garbage, as rb_during_gc reads it: the VM
+ * (*ruby_current_vm_ptr), its objspace at objspace_off, a flags byte at
+ * flags_off, bit bit of it. vm_ptr 0: not known (the code was of another
+ * shape).
+ */
+struct ruby_gc {
+	__u64 vm_ptr;			/* ruby_current_vm_ptr: rel in a ruby_file, an address in a ruby_process */
+	__u16 objspace_off;
+	__u8 flags_off, bit;
+	__u32 reserved;
+};
+
 /* A file holding a Ruby VM (libruby.so, or a ruby linked statically). */
 struct ruby_file {
 	/* Addresses less the code's (vaddr - offset), as python_file's. */
@@ -56,6 +69,7 @@ struct ruby_file {
 	__u64 symbols_rel;
 	__u32 last_op_id;
 	__u32 reserved2;
+	struct ruby_gc gc;
 };
 
 /* A Ruby process: where its VM's code and its threads' execution contexts are. */
@@ -68,6 +82,8 @@ struct ruby_process {
 	__u64 symbols;			/* for userspace's names: ruby_file's, in the process */
 	__u32 last_op_id;
 	__u32 reserved;
+	struct ruby_gc gc;
+	__u64 objspace;			/* the program's, once read (it never moves) */
 };
 
 /* The frame's kind: its environment's flags (ep[0]) & RB_FRAME_MAGIC_MASK. */
@@ -84,6 +100,7 @@ struct ruby_process {
 /* What the VM was doing at the sample: py_stack.state of a Ruby stack. */
 enum rb_vm_state {
 	RB_VM_RUBY = 0,			/* running Ruby code (or C it called) */
+	RB_VM_GC,			/* collecting garbage (on the thread whose allocation started it) */
 	RB_VM_STATE_MAX
 };
 

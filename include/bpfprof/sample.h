@@ -193,6 +193,7 @@ enum stat_index {
 	STAT_RB_UNKNOWN_VERSION,	/* a Ruby whose layout bpfprof cannot read */
 	STAT_RB_NO_EC,		/* no execution context (not a Ruby thread, or not yet) */
 	STAT_RB_NO_FRAME,	/* walked, no frame found */
+	STAT_RB_GC,		/* walks while the VM collected garbage */
 	STAT_RB_END,		/* walks that found frames, by their end */
 	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
 	STAT_OFF_SWITCHES = STAT_RB_END + PY_WALK_END_MAX,	/* a followed thread left the CPU: its stacks recorded */

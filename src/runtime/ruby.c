@@ -9,8 +9,8 @@
  * A Ruby frame is LABEL (FILE:FIRSTLINE) as Ruby's own backtrace labels it
  * ("alpha", "block in spin", "<main>"), FILE the script's path; pprof and
  * callgrind carry the line of the frame's pc, from the iseq's line table.
- * A C method is its name (Integer#times shows as "times"), above the
- * native frames it runs.
+ * A C method is its owner's name and its own (Integer#times, Kernel.sleep
+ * for a singleton's), above the native frames it runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,7 +47,15 @@
 #define BODY_SUCC_TABLE		0x90
 #define INSN_INFO_SIZE		12
 #define ME_DEF			0x10
+#define ME_OWNER		0x20
 #define DEF_ORIGINAL_ID		0x20
+#define RCLASS_EXT		0x18	/* RClass.ptr: rb_classext_t, whose iv_tbl is at +8 */
+#define EXT_IV_TBL		0x08
+#define ST_ENTRIES_START	0x20	/* st_table: entries_start, entries_bound, entries */
+#define ST_ENTRY_SIZE		24	/* st_table_entry: hash, key, record */
+#define ST_ENTRIES_READ		64	/* a class's instance variables: a few */
+#define FL_SINGLETON		(1u << 12)
+#define ID_STATIC_LOCAL(serial)	((uint64_t)(serial) << 4 | 1)	/* a static local-scope ID */
 #define STR_NOEMBED		0x2000
 #define ARY_EMBED		0x2000
 #define NAME_MAX_BYTES		256
@@ -91,6 +99,9 @@ struct rb_proc {
 	struct rb_method *methods;
 	uint32_t nr_methods, methods_alloc;
 	struct itab method_index;
+	/* The IDs a class's name is kept under (__classpath__, __attached__), once looked for. */
+	bool class_ids_sought;
+	uint64_t id_classpath, id_attached;
 };
 
 struct ruby {
@@ -400,6 +411,109 @@ static int id_name(struct rb_proc *pp, uint64_t id, char **out)
 	return read_string(pp, str, NAME_MAX_BYTES, out);
 }
 
+/*
+ * The IDs of __classpath__ and __attached__, the instance variables a
+ * class's name and a singleton class's object are kept in: dynamic IDs,
+ * looked for once a process among the symbol table's strings (both short
+ * enough to be embedded: one read each).
+ */
+static void find_class_ids(struct rb_proc *pp)
+{
+	uint64_t table[3], head[5], *chunk = NULL, str[4];
+	uint32_t last, c, i;
+
+	pp->class_ids_sought = true;
+	if (runtime_proc_read(pp, pp->bpf.symbols, table, sizeof(table)) ||
+	    runtime_proc_read(pp, table[2], head, sizeof(head)) || (head[0] & T_MASK) != T_ARRAY ||
+	    (head[0] & ARY_EMBED))
+		return;
+	last = (uint32_t)table[0];
+	chunk = xmalloc(ID_ENTRY_UNIT * 2 * sizeof(*chunk));
+	for (c = 0; c <= last / ID_ENTRY_UNIT && c < head[2]; c++) {
+		uint64_t ptr, chead[5];
+
+		if (read_u64(pp, head[4] + c * 8, &ptr) ||
+		    runtime_proc_read(pp, ptr, chead, sizeof(chead)) || (chead[0] & T_MASK) != T_ARRAY ||
+		    (chead[0] & ARY_EMBED) || chead[2] > ID_ENTRY_UNIT * 2 ||
+		    runtime_proc_read(pp, chead[4], chunk, chead[2] * sizeof(*chunk)))
+			continue;
+		for (i = 0; i < chead[2] / 2; i++) {
+			uint32_t serial = c * ID_ENTRY_UNIT + i, len;
+
+			if (!serial || serial > last || !chunk[2 * i] || (chunk[2 * i] & 7) ||
+			    runtime_proc_read(pp, chunk[2 * i], str, sizeof(str)) ||
+			    (str[0] & T_MASK) != T_STRING || (str[0] & STR_NOEMBED))
+				continue;
+			len = (str[0] >> 14) & 0x1f;
+			if (len == 13 && !memcmp(&str[2], "__classpath__", 13))
+				pp->id_classpath = ID_STATIC_LOCAL(serial);
+			else if (len == 12 && !memcmp(&str[2], "__attached__", 12))
+				pp->id_attached = ID_STATIC_LOCAL(serial);
+		}
+		if (pp->id_classpath && pp->id_attached)
+			break;
+	}
+	free(chunk);
+}
+
+/* The instance variable id of class klass (its ivar table, read whole): 0 if none. */
+static uint64_t class_ivar(struct rb_proc *pp, uint64_t klass, uint64_t id)
+{
+	uint64_t ext, tbl, st[7], entries[ST_ENTRIES_READ * 3];
+	uint64_t i, n;
+
+	if (!id || read_u64(pp, klass + RCLASS_EXT, &ext) || read_u64(pp, ext + EXT_IV_TBL, &tbl) ||
+	    !tbl || runtime_proc_read(pp, tbl, st, sizeof(st)))
+		return 0;
+	/* entries_start, entries_bound, entries */
+	if (st[5] < st[4] || st[5] - st[4] > ST_ENTRIES_READ)
+		return 0;
+	n = st[5] - st[4];
+	if (runtime_proc_read(pp, st[6] + st[4] * ST_ENTRY_SIZE, entries, n * ST_ENTRY_SIZE))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (entries[3 * i + 1] == id && entries[3 * i] != ~0ull)
+			return entries[3 * i + 2];
+	return 0;
+}
+
+/* A class's or module's name ("OpenSSL::Digest"), malloc'd; NULL if it has none. */
+static char *class_name(struct rb_proc *pp, uint64_t klass)
+{
+	uint64_t path = class_ivar(pp, klass, pp->id_classpath);
+	char *name = NULL;
+
+	if (path)
+		read_string(pp, path, NAME_MAX_BYTES, &name);
+	return name;
+}
+
+/* "Owner#name", "Owner.name" for a singleton's method, or the name alone when the owner says none. */
+static char *method_name(struct rb_proc *pp, uint64_t me, char *name)
+{
+	uint64_t owner, flags, attached;
+	char *cls = NULL, *full;
+	bool singleton;
+
+	if (!pp->class_ids_sought)
+		find_class_ids(pp);
+	if (read_u64(pp, me + ME_OWNER, &owner) || !owner || (owner & 7) ||
+	    read_u64(pp, owner, &flags))
+		return name;
+	singleton = flags & FL_SINGLETON;
+	if (singleton && (attached = class_ivar(pp, owner, pp->id_attached)) && !(attached & 7))
+		cls = class_name(pp, attached);
+	else if (!singleton)
+		cls = class_name(pp, owner);
+	if (!cls)
+		return name;
+	full = xmalloc(strlen(cls) + strlen(name) + 2);
+	sprintf(full, "%s%c%s", cls, singleton ? '.' : '#', name);
+	free(cls);
+	free(name);
+	return full;
+}
+
 static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
 {
 	struct rb_method *m;
@@ -414,8 +528,9 @@ static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
 	/* A method entry (an imemo of that kind), its definition, the name it was defined with. */
 	if (pp->known && !runtime_proc_read(pp, me, head, sizeof(head)) &&
 	    (head[0] & T_MASK) == T_IMEMO && IMEMO_TYPE(head[0]) == IMEMO_MENT &&
-	    !read_u64(pp, me + ME_DEF, &def) && def && !read_u64(pp, def + DEF_ORIGINAL_ID, &id))
-		id_name(pp, id, &m->name);
+	    !read_u64(pp, me + ME_DEF, &def) && def && !read_u64(pp, def + DEF_ORIGINAL_ID, &id) &&
+	    !id_name(pp, id, &m->name))
+		m->name = method_name(pp, me, m->name);
 	if (m->name)
 		rb->stats.methods++;
 	else
@@ -469,6 +584,9 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->ec_tls = start - offset + f->ec_tls_rel;
 	p->symbols = start - offset + f->symbols_rel;
 	p->last_op_id = f->last_op_id;
+	p->gc = f->gc;
+	if (f->gc.vm_ptr)
+		p->gc.vm_ptr = start - offset + f->gc.vm_ptr;
 	p->gen = gen;
 	p->known = f->known;
 	p->l = f->l;
@@ -557,7 +675,9 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 			out[m++] = frames[i];
 			continue;
 		}
-		vms++;
+		/* Collecting garbage: said above the Ruby frames, as the native GC frames are. */
+		if (!vms++ && rr->state == RB_VM_GC)
+			out[m++] = profile_special_location(p, "[ruby: gc]");
 		/* This entry into the VM's frames, newest first, up to the one it began with. */
 		for (; g < rn && m < max; g++) {
 			out[m++] = frame_location(p, pp, &rr->frames[g]);
@@ -652,13 +772,14 @@ static void summarize_ruby(const struct sampler_stats *st, const struct run_figu
 		return;
 	fprintf(stderr, "bpfprof: ruby: %llu samples of Ruby processes, %llu with their Ruby frames "
 		"(cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in a thread "
-		"with no Ruby context, %llu with no frame, %llu of a version not read; %llu iseqs "
-		"and %llu C methods named, %llu and %llu not readable\n",
+		"with no Ruby context, %llu with no frame, %llu of a version not read; %llu collecting "
+		"garbage; %llu iseqs and %llu C methods named, %llu and %llu not readable\n",
 		(unsigned long long)t[STAT_RB_SAMPLES],
 		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
 		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
 		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_RB_NO_EC],
 		(unsigned long long)t[STAT_RB_NO_FRAME], (unsigned long long)t[STAT_RB_UNKNOWN_VERSION],
+		(unsigned long long)t[STAT_RB_GC],
 		(unsigned long long)rb->iseqs, (unsigned long long)rb->methods,
 		(unsigned long long)rb->iseq_errors, (unsigned long long)rb->method_errors);
 	debug("ruby: %u VM files (%u not read); %llu samples merged, %llu frames whose VM entry "

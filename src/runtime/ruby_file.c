@@ -43,6 +43,8 @@ struct rb_elf {
 	uint64_t api_version;		/* ruby_api_version's address */
 	uint64_t vm_exec;		/* rb_vm_exec's */
 	uint64_t id2str;		/* rb_id2str's */
+	uint64_t during_gc;		/* rb_during_gc's */
+	uint64_t vm_ptr;		/* ruby_current_vm_ptr's */
 	Elf_Scn *rela, *eh_frame_hdr;
 	struct segment {
 		uint64_t vaddr, offset, filesz;
@@ -78,6 +80,10 @@ static void read_dynsym(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 			f->vm_exec = sym.st_value;
 		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str"))
 			f->id2str = sym.st_value;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_during_gc"))
+			f->during_gc = sym.st_value;
+		else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "ruby_current_vm_ptr"))
+			f->vm_ptr = sym.st_value;
 	}
 }
 
@@ -306,6 +312,29 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
 	return false;
 }
 
+/*
+ * Where the GC's flag is, from rb_during_gc's code: the VM from
+ * ruby_current_vm_ptr (through the GOT), its objspace, a flags byte, a
+ * shift and a mask of 1. false if the code is not of that shape.
+ */
+static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc)
+{
+	static const uint8_t load_vm[] = { 0x48, 0x8b, 0x00 }, and1[] = { 0x83, 0xe0, 0x01 };
+	uint8_t c[28];
+
+	if (!f->during_gc || !f->vm_ptr || read_at(f, fd, f->during_gc, c, sizeof(c)))
+		return false;
+	/* mov GOT(%rip),%rax; mov (%rax),%rax; mov off32(%rax),%rax; movzbl off8(%rax),%eax; shr $b,%al; and $1,%eax */
+	if (c[0] != 0x48 || c[1] != 0x8b || c[2] != 0x05 || memcmp(c + 7, load_vm, 3) ||
+	    c[10] != 0x48 || c[11] != 0x8b || c[12] != 0x80 || c[17] != 0x0f || c[18] != 0xb6 ||
+	    c[19] != 0x40 || c[21] != 0xc0 || c[22] != 0xe8 || memcmp(c + 24, and1, 3) || c[23] > 7)
+		return false;
+	gc->objspace_off = (uint16_t)s32_at(c + 13);
+	gc->flags_off = c[20];
+	gc->bit = c[23];
+	return s32_at(c + 13) > 0 && s32_at(c + 13) < 0x10000;
+}
+
 int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 {
 	struct rb_elf f = { .path = path };
@@ -351,6 +380,10 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 		goto out;
 	}
 	out->symbols_rel = syms - (code->vaddr - code->offset);
+	if (gc_flag(&f, fd, &out->gc))
+		out->gc.vm_ptr = f.vm_ptr - (code->vaddr - code->offset);
+	else
+		debug("ruby: '%s': rb_during_gc of another shape: GC not told apart", path);
 	out->known = 1;
 	debug("ruby: '%s' (Ruby %d.%d): vm_exec_core 0x%llx..0x%llx, ruby_current_ec's GOT pair 0x%llx",
 	      path, version[0], version[1], (unsigned long long)lo, (unsigned long long)hi,

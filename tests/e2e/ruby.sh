@@ -50,6 +50,18 @@ check "rb_split: no native VM frame between Ruby frames ($vm samples with one)" 
 check "rb_split: the summary counts Ruby's samples: '$(grep -m1 '^bpfprof: ruby: [0-9]' "$T/split.err")'" \
 	'grep -Eq "^bpfprof: ruby: [0-9]+ samples of Ruby processes, [0-9]+ with their Ruby frames" "$T/split.err"'
 
+# 1b. The same split under stackprof (Ruby's own sampling profiler) in the same process:
+# each method's share of the samples from both, within 5 points.
+start_window stackprof $SPLIT_S "$RUBY" $RW/rb_stackprof.rb
+profile_window stackprof -F $F
+read -r spa spb < "$T/stackprof.out"
+st_total=$(folded_total "$T/stackprof.folded")
+bpa=$(share "$(sum_matching "$T/stackprof.folded" ";alpha $FR(;|\$)")" "$st_total")
+bpb=$(share "$(sum_matching "$T/stackprof.folded" ";beta $FR(;|\$)")" "$st_total")
+close5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
+check "stackprof: alpha $bpa % and beta $bpb % of $st_total samples in bpfprof, ${spa:-?} % and ${spb:-?} % in stackprof (within 5 points)" \
+	'[ "$RC" = 0 ] && [ "$st_total" -gt 10000 ] && [ -n "$spa" ] && close5 "$bpa" "$spa" && close5 "$bpb" "$spb"'
+
 # pprof: the Ruby file in Functions, the line in Lines.
 start_window pprof 3 "$RUBY" $RW/rb_split.rb
 profile_window pprof -F 999 -o "$T/split.pb.gz"
@@ -70,6 +82,22 @@ check "threads: spin_left $l, spin_right $r samples, each in its own thread's st
 	'[ "$RC" = 0 ] && [ "$l" -gt 500 ] && [ "$r" -gt 500 ]'
 check "threads: $(share "$dsha" "$d")% of $d samples in digest_it show OpenSSL's SHA-256 above it (>= 90 %)" \
 	'[ "$d" -gt 500 ] && within "$(share "$dsha" "$d")" 90 100'
+named=$(sum_matching "$T/threads.folded" ';digest_it \(rb_threads\.rb:[0-9]+\);Digest::Instance#digest;(.*;)?OpenSSL::Digest#update(;|$)')
+check "threads: C methods named with their class: $(share "$named" "$d")% of digest_it's samples show Digest::Instance#digest and OpenSSL::Digest#update (>= 90 %)" \
+	'[ "$d" -gt 500 ] && within "$(share "$named" "$d")" 90 100'
+
+# 2b. Garbage collection: "[ruby: gc]" on the samples the program found collecting (the
+# summary's count, the same run), over the allocating method; next to none in rb_split.
+start_window alloc $RUN_S "$RUBY" $RW/rb_alloc.rb
+profile_window alloc -F $F
+gc_frames=$(sum_matching "$T/alloc.folded" ';alloc \(rb_alloc\.rb:[0-9]+\);(.*;)?\[ruby: gc\](;|$)')
+gc_counted=$(sed -n 's/.* \([0-9]*\) collecting garbage;.*/\1/p' "$T/alloc.err")
+at=$(folded_total "$T/alloc.folded")
+check "gc: $gc_frames samples with [ruby: gc] under alloc, the program counted ${gc_counted:-none} collecting (within 2 %; $(share "$gc_frames" "$at")% of $at)" \
+	'[ "$RC" = 0 ] && [ "${gc_counted:-0}" -gt 50 ] && near_pct "$gc_frames" "$gc_counted" 1 2'
+split_gc=$(sum_matching "$T/split.folded" '\[ruby: gc\]')
+check "gc: rb_split, which makes no garbage in its loop: $split_gc samples with [ruby: gc] of $total (< 1 %)" \
+	'within "$(share "$split_gc" "$total")" 0 1'
 
 # 3. rdoc over part of the standard library: most of its samples with Ruby frames.
 mkdir -p "$T/rdoc"

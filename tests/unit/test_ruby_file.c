@@ -3,7 +3,8 @@
  * ruby_file_identify on Debian 12's libruby-3.1 (package libruby3.1,
  * stripped): what docs/research/ruby.md found by hand in it (readelf and
  * objdump, and live processes): the version, ruby_current_ec's GOT pair,
- * vm_exec_core's bounds, the symbol table rb_id2str reads. Then files that
+ * vm_exec_core's bounds, the symbol table rb_id2str reads, the GC flag
+ * rb_during_gc reads. Then files that
  * hold no Ruby (not Ruby, no crash), and the layout table's rows.
  */
 #include <fcntl.h>
@@ -48,6 +49,12 @@ void test_ruby_file(void)
 		      "ruby: the symbol table at 0x3af1c0, tLAST_OP_ID 169 (%#llx, %u)",
 		      (unsigned long long)f.symbols_rel, f.last_op_id);
 		CHECK(f.l.cfp_size == 64, "ruby: 3.1's control frames are 64 bytes (%u)", f.l.cfp_size);
+		/* rb_during_gc: *(u8 *)(vm->objspace + 0x10) >> 5 & 1, vm at ruby_current_vm_ptr. */
+		CHECK(f.gc.vm_ptr == 0x3bd370 && f.gc.objspace_off == 0x450 && f.gc.flags_off == 0x10 &&
+			      f.gc.bit == 5,
+		      "ruby: the GC flag: vm at 0x3bd370, objspace +0x450, flags +0x10, bit 5 (%#llx, %#x, "
+		      "%#x, %u)", (unsigned long long)f.gc.vm_ptr, f.gc.objspace_off, f.gc.flags_off,
+		      f.gc.bit);
 	}
 	CHECK(identify("/usr/lib/x86_64-linux-gnu/libc.so.6", &f) == 0, "ruby: libc is no Ruby");
 	CHECK(identify("/etc/passwd", &f) == 0, "ruby: a text file is no Ruby");
