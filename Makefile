@@ -158,6 +158,18 @@ LUAJIT_LIBS   := $(shell pkg-config --libs luajit 2>/dev/null)
 ifeq ($(LUAJIT_LIBS),)
 WORKLOADS := $(filter-out $(O)/tests/workloads/lua_host,$(WORKLOADS))
 endif
+# A Ruby C extension (rb_ext.so, loaded by rb_ext.rb), built against
+# ruby3.1-dev's headers; without them it is not built, and the Ruby test
+# says so.
+RUBY_EXT_CFLAGS := $(shell pkg-config --cflags ruby-3.1 2>/dev/null)
+WORKLOADS := $(filter-out $(O)/tests/workloads/rb_ext,$(WORKLOADS))
+ifneq ($(RUBY_EXT_CFLAGS),)
+WORKLOADS += $(O)/tests/workloads/rb_ext.so
+endif
+$(O)/tests/workloads/rb_ext.so: tests/workloads/rb_ext.c tests/workloads/work.h
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) $(RUBY_EXT_CFLAGS) -fPIC -shared -o $@ $<
 $(O)/tests/workloads/lua_host: tests/workloads/lua_host.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
@@ -397,7 +409,7 @@ DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler val
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
 	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \
-	     ruby3.1 ruby-stackprof
+	     ruby3.1 ruby3.1-dev ruby-stackprof
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).

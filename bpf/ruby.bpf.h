@@ -73,6 +73,8 @@ static __always_inline void ruby_mapping_seen(__u32 tgid, __u32 gen, const struc
 		return;
 	p.vm_exec_lo = e->start - e->offset + f->vm_exec_lo_rel;
 	p.vm_exec_hi = e->start - e->offset + f->vm_exec_hi_rel;
+	p.vm_entry_lo = e->start - e->offset + f->vm_entry_lo_rel;
+	p.vm_entry_hi = e->start - e->offset + f->vm_entry_hi_rel;
 	p.ec_tls = e->start - e->offset + f->ec_tls_rel;
 	p.known = f->known;
 	p.l = f->l;

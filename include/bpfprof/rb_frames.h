@@ -70,6 +70,8 @@ struct ruby_file {
 	__u32 last_op_id;
 	__u32 reserved2;
 	struct ruby_gc gc;
+	__u64 vm_entry_lo_rel;		/* rb_vm_exec: the native frame below each vm_exec_core's */
+	__u64 vm_entry_hi_rel;
 };
 
 /* A Ruby process: where its VM's code and its threads' execution contexts are. */
@@ -84,6 +86,7 @@ struct ruby_process {
 	__u32 reserved;
 	struct ruby_gc gc;
 	__u64 objspace;			/* the program's, once read (it never moves) */
+	__u64 vm_entry_lo, vm_entry_hi;
 };
 
 /* The frame's kind: its environment's flags (ep[0]) & RB_FRAME_MAGIC_MASK. */

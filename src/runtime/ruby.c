@@ -49,6 +49,9 @@
 #define ME_DEF			0x10
 #define ME_OWNER		0x20
 #define DEF_ORIGINAL_ID		0x20
+#define DEF_TYPE(word)		((word) & 0xf)	/* rb_method_type_t, the definition's first bits */
+#define DEF_TYPE_CFUNC		1
+#define DEF_CFUNC_FUNC		0x08	/* body.cfunc.func: the C function a C method runs */
 #define RCLASS_EXT		0x18	/* RClass.ptr: rb_classext_t, whose iv_tbl is at +8 */
 #define EXT_IV_TBL		0x08
 #define ST_ENTRIES_START	0x20	/* st_table: entries_start, entries_bound, entries */
@@ -84,6 +87,7 @@ struct rb_line {
 struct rb_method {
 	uint64_t me;
 	char *name;		/* NULL: not readable */
+	uint64_t func;		/* the C function it runs; 0: not known */
 };
 
 struct rb_proc {
@@ -517,7 +521,7 @@ static char *method_name(struct rb_proc *pp, uint64_t me, char *name)
 static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
 {
 	struct rb_method *m;
-	uint64_t head[2], def, id;
+	uint64_t head[2], def, id, def_head[2];
 
 	if (find_method(pp, me))
 		return;
@@ -525,12 +529,17 @@ static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
 	m = &pp->methods[pp->nr_methods];
 	m->me = me;
 	m->name = NULL;
+	m->func = 0;
 	/* A method entry (an imemo of that kind), its definition, the name it was defined with. */
 	if (pp->known && !runtime_proc_read(pp, me, head, sizeof(head)) &&
 	    (head[0] & T_MASK) == T_IMEMO && IMEMO_TYPE(head[0]) == IMEMO_MENT &&
 	    !read_u64(pp, me + ME_DEF, &def) && def && !read_u64(pp, def + DEF_ORIGINAL_ID, &id) &&
-	    !id_name(pp, id, &m->name))
+	    !id_name(pp, id, &m->name)) {
 		m->name = method_name(pp, me, m->name);
+		if (!runtime_proc_read(pp, def, def_head, sizeof(def_head)) &&
+		    DEF_TYPE(def_head[0]) == DEF_TYPE_CFUNC)
+			m->func = def_head[DEF_CFUNC_FUNC / 8];
+	}
 	if (m->name)
 		rb->stats.methods++;
 	else
@@ -581,6 +590,8 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 
 	p->vm_exec_lo = start - offset + f->vm_exec_lo_rel;
 	p->vm_exec_hi = start - offset + f->vm_exec_hi_rel;
+	p->vm_entry_lo = start - offset + f->vm_entry_lo_rel;
+	p->vm_entry_hi = start - offset + f->vm_entry_hi_rel;
 	p->ec_tls = start - offset + f->ec_tls_rel;
 	p->symbols = start - offset + f->symbols_rel;
 	p->last_op_id = f->last_op_id;
@@ -647,19 +658,84 @@ static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, cons
 	return loc;
 }
 
-static bool in_vm(const struct profile *p, const struct rb_proc *pp, uint32_t loc)
+static bool in_range(const struct profile *p, uint32_t loc, uint64_t lo, uint64_t hi)
 {
 	const struct prof_location *l = &p->locations[loc];
 
-	return l->kind == FRAME_USER && l->address >= pp->bpf.vm_exec_lo &&
-	       l->address < pp->bpf.vm_exec_hi;
+	return l->kind == FRAME_USER && l->address >= lo && l->address < hi;
+}
+
+static bool in_vm(const struct profile *p, const struct rb_proc *pp, uint32_t loc)
+{
+	return in_range(p, loc, pp->bpf.vm_exec_lo, pp->bpf.vm_exec_hi);
+}
+
+/*
+ * A C method called from C (a method calling another through rb_funcall)
+ * stands at its own native frame, not with its VM entry's frames: of the
+ * native frames from..to, the one nearest above the start of the C function
+ * it runs. That one is its own when its frame is there: any other
+ * function's addresses above that start lie past its end. None within
+ * reach (a tail call, a sample taken before the call): UINT32_MAX.
+ */
+#define CFUNC_REACH	(64u << 10)
+
+static uint32_t cfunc_frame(const struct profile *p, const uint32_t *frames, uint32_t from,
+			    uint32_t to, uint64_t func)
+{
+	uint64_t nearest = CFUNC_REACH;
+	uint32_t at = UINT32_MAX, i;
+
+	for (i = from; i < to; i++) {
+		const struct prof_location *l = &p->locations[frames[i]];
+
+		if (l->kind == FRAME_USER && l->address >= func && l->address - func < nearest) {
+			nearest = l->address - func;
+			at = i;
+		}
+	}
+	return at;
+}
+
+/*
+ * Where each of the C methods at the top of the VM entry whose Ruby frames
+ * begin at g stands among the native frames from..to (to: the entry's VM
+ * frame): at[k - g], or UINT32_MAX to stand with the entry. Newer methods
+ * stand nearer the leaf. Returns how many C methods head the entry.
+ */
+static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
+			     const struct raw_python *rr, uint32_t g, uint32_t rn,
+			     const uint32_t *frames, uint32_t from, uint32_t to, uint32_t *at)
+{
+	uint32_t k;
+
+	for (k = g; k < rn && (rr->frames[k].instr & RB_FRAME_CFUNC) &&
+		    !(rr->frames[k].instr & PY_FRAME_ENTRY); k++) {
+		const struct rb_method *mt = find_method(pp, rr->frames[k].code);
+
+		at[k - g] = mt && mt->func ? cfunc_frame(p, frames, from, to, mt->func) : UINT32_MAX;
+		if (at[k - g] != UINT32_MAX)
+			from = at[k - g] + 1;
+	}
+	return k - g;
+}
+
+/* Ruby frame g into out[*m], "[ruby: gc]" (gc) before the newest when collecting; returns g. */
+static uint32_t put(struct profile *p, const struct rb_proc *pp, const struct raw_python *rr,
+		    uint32_t g, uint32_t gc, uint32_t *out, uint32_t *m)
+{
+	if (!g && gc)
+		out[(*m)++] = gc;
+	out[(*m)++] = frame_location(p, pp, &rr->frames[g]);
+	return g;
 }
 
 static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const struct raw_python *rr,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, vms = 0;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, v, vms = 0;
 	uint32_t rn = rr->n < PY_MAX_FRAMES ? rr->n : PY_MAX_FRAMES;
+	uint32_t at[PY_MAX_FRAMES], heads, first, k, gc, stop;
 	const struct rb_proc *pp;
 
 	pthread_mutex_lock(&rb->b.lock);
@@ -670,22 +746,46 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 	}
 	if (max > ARRAY_SIZE(out))
 		max = ARRAY_SIZE(out);
-	for (i = 0; i < n && m < max; i++) {
-		if (g >= rn || !in_vm(p, pp, frames[i])) {
-			out[m++] = frames[i];
-			continue;
-		}
-		/* Collecting garbage: said above the Ruby frames, as the native GC frames are. */
-		if (!vms++ && rr->state == RB_VM_GC)
-			out[m++] = profile_special_location(p, "[ruby: gc]");
-		/* This entry into the VM's frames, newest first, up to the one it began with. */
-		for (; g < rn && m < max; g++) {
-			out[m++] = frame_location(p, pp, &rr->frames[g]);
-			if (rr->frames[g].instr & PY_FRAME_ENTRY) {
-				g++;
-				break;
+	/* Collecting garbage: said above the newest Ruby frame, as the native GC frames are. */
+	gc = rr->state == RB_VM_GC ? profile_special_location(p, "[ruby: gc]") : 0;
+	for (i = 0; i < n && m < max; i = v + 1) {
+		/* The native frames above the next VM frame v, and the C methods among them. */
+		for (v = i; v < n && (g >= rn || !in_vm(p, pp, frames[v])); v++)
+			;
+		heads = v < n ? place_cfuncs(p, pp, rr, g, rn, frames, i, v, at) : 0;
+		for (k = 0, stop = UINT32_MAX, first = UINT32_MAX; k < heads; k++)
+			if (at[k] != UINT32_MAX) {
+				first = first == UINT32_MAX ? k : first;
+				stop = at[k] + 1;
 			}
+		/*
+		 * C methods whose own frames are not there stand next to the
+		 * nearest placed: newer ones at this stretch's leaf end, older
+		 * ones with their callee. Below the method the VM called, the
+		 * VM's call helpers are replaced, as the VM's frame is.
+		 */
+		if (stop == UINT32_MAX)
+			stop = v, heads = 0;
+		for (k = 0; k < first && k < heads && m + 1 < max; k++)
+			put(p, pp, rr, g++, gc, out, &m);
+		for (; i < stop && m < max; i++) {
+			out[m++] = frames[i];
+			for (k = 0; k < heads && at[k] != i; k++)
+				;
+			for (; k < heads && (at[k] == i || at[k] == UINT32_MAX) && m + 1 < max; k++)
+				put(p, pp, rr, g++, gc, out, &m);
 		}
+		i = v;
+		if (v >= n || m + 1 >= max)
+			break;
+		vms++;
+		/* The rest of this entry into the VM's frames, newest first, up to the one it began with. */
+		while (g < rn && m + 1 < max)
+			if (rr->frames[put(p, pp, rr, g++, gc, out, &m)].instr & PY_FRAME_ENTRY)
+				break;
+		/* rb_vm_exec, which entered vm_exec_core: the VM's too. */
+		if (v + 1 < n && in_range(p, frames[v + 1], pp->bpf.vm_entry_lo, pp->bpf.vm_entry_hi))
+			v++;
 	}
 	if (!vms) {
 		/* No VM on the native stack: the thread runs no Ruby now, whatever its context says. */

@@ -41,7 +41,7 @@ struct rb_elf {
 	const char *path;
 	size_t ec_sym;			/* ruby_current_ec's index in .dynsym; 0: none */
 	uint64_t api_version;		/* ruby_api_version's address */
-	uint64_t vm_exec;		/* rb_vm_exec's */
+	uint64_t vm_exec, vm_exec_size;	/* rb_vm_exec's */
 	uint64_t id2str;		/* rb_id2str's */
 	uint64_t during_gc;		/* rb_during_gc's */
 	uint64_t vm_ptr;		/* ruby_current_vm_ptr's */
@@ -77,7 +77,7 @@ static void read_dynsym(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 			 sym.st_size >= 12)
 			f->api_version = sym.st_value;
 		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec"))
-			f->vm_exec = sym.st_value;
+			f->vm_exec = sym.st_value, f->vm_exec_size = sym.st_size;
 		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str"))
 			f->id2str = sym.st_value;
 		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_during_gc"))
@@ -373,6 +373,8 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	out->ec_tls_rel = tls - (code->vaddr - code->offset);
 	out->vm_exec_lo_rel = lo - (code->vaddr - code->offset);
 	out->vm_exec_hi_rel = hi - (code->vaddr - code->offset);
+	out->vm_entry_lo_rel = f.vm_exec - (code->vaddr - code->offset);
+	out->vm_entry_hi_rel = out->vm_entry_lo_rel + f.vm_exec_size;
 	if (!symbol_table(&f, fd, &syms, &out->last_op_id)) {
 		debug("ruby: '%s' (Ruby %d.%d): the symbol table not found from rb_id2str", path,
 		      version[0], version[1]);

@@ -82,9 +82,37 @@ check "threads: spin_left $l, spin_right $r samples, each in its own thread's st
 	'[ "$RC" = 0 ] && [ "$l" -gt 500 ] && [ "$r" -gt 500 ]'
 check "threads: $(share "$dsha" "$d")% of $d samples in digest_it show OpenSSL's SHA-256 above it (>= 90 %)" \
 	'[ "$d" -gt 500 ] && within "$(share "$dsha" "$d")" 90 100'
-named=$(sum_matching "$T/threads.folded" ';digest_it \(rb_threads\.rb:[0-9]+\);Digest::Instance#digest;(.*;)?OpenSSL::Digest#update(;|$)')
-check "threads: C methods named with their class: $(share "$named" "$d")% of digest_it's samples show Digest::Instance#digest and OpenSSL::Digest#update (>= 90 %)" \
+# Digest::Instance#digest calls OpenSSL::Digest#update through rb_funcallv: each C method at
+# its own C function, the second above the first's rb_funcallv.
+named=$(sum_matching "$T/threads.folded" ';digest_it \(rb_threads\.rb:[0-9]+\);Digest::Instance#digest;(.*;)?rb_funcallv;(.*;)?OpenSSL::Digest#update;ossl_digest_update;')
+check "threads: C methods named with their class, each at its C function: $(share "$named" "$d")% of digest_it's samples show Digest::Instance#digest;..rb_funcallv..;OpenSSL::Digest#update;ossl_digest_update (>= 90 %)" \
 	'[ "$d" -gt 500 ] && within "$(share "$named" "$d")" 90 100'
+
+# 2a. A C extension calling back into Ruby (rb_ext.c): each C method stands at its own C
+# function, Ruby's C (rb_yield, rb_funcall) above it, the Ruby it called above that; the
+# three methods' samples split as the workload's clock split them.
+if [ -e "$WL/rb_ext.so" ]; then
+	start_window ext $RUN_S "$RUBY" -I "$WL" $RW/rb_ext.rb
+	profile_window ext -F $F
+	read -r ey ec en < "$T/ext.out"
+	FE='\(rb_ext\.rb:[0-9]+\)'
+	yall=$(sum_matching "$T/ext.folded" ";by_yield $FE;")
+	call=$(sum_matching "$T/ext.folded" ";by_call $FE;")
+	nall=$(sum_matching "$T/ext.folded" ";in_c $FE;")
+	ys=$(sum_matching "$T/ext.folded" ";by_yield $FE;RbExt\.each_step;ext_each_step;(.*;)?rb_yield;(.*;)?block in by_yield $FE;chain $FE(;|\$)")
+	cs=$(sum_matching "$T/ext.folded" ";by_call $FE;RbExt\.call_each;ext_call_each;(.*;)?rb_funcallv?;(.*;)?step $FE;chain $FE(;|\$)")
+	ns=$(sum_matching "$T/ext.folded" ";in_c $FE;RbExt\.c_chain;ext_c_chain\$")
+	check "C extension: $(share "$ys" "$yall")% of by_yield's $yall samples read by_yield;RbExt.each_step;ext_each_step;..rb_yield..;block in by_yield;chain (>= 90 %)" \
+		'[ "$RC" = 0 ] && [ "$yall" -gt 500 ] && within "$(share "$ys" "$yall")" 90 100'
+	check "C extension: $(share "$cs" "$call")% of by_call's $call samples read by_call;RbExt.call_each;ext_call_each;..rb_funcallv..;step;chain (>= 90 %)" \
+		'[ "$call" -gt 500 ] && within "$(share "$cs" "$call")" 90 100'
+	check "C extension: $(share "$ns" "$nall")% of in_c's $nall samples read in_c;RbExt.c_chain;ext_c_chain (>= 90 %)" \
+		'[ "$nall" -gt 500 ] && within "$(share "$ns" "$nall")" 90 100'
+	check "C extension: by_yield/in_c = $(ratio "$yall" "$nall"), by_call/in_c = $(ratio "$call" "$nall"); the workload measured $(ratio "$ey" "$en") and $(ratio "$ec" "$en") (within 5 %)" \
+		'[ "$WL_RC" = 0 ] && near_pct "$yall" "$nall" "$(ratio "$ey" "$en")" 5 && near_pct "$call" "$nall" "$(ratio "$ec" "$en")" 5'
+else
+	not_ok "C extension: $WL/rb_ext.so not built (ruby3.1-dev's headers missing: sudo make deps installs them)"
+fi
 
 # 2b. Garbage collection: "[ruby: gc]" on the samples the program found collecting (the
 # summary's count, the same run), over the allocating method; next to none in rb_split.
