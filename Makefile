@@ -311,6 +311,8 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # --no-python on the same samples (some 4 minutes), in tests/bench/python.md;
 # then LuaJIT frames against --no-lua on the same samples, over OpenResty's
 # luajit2 and Debian's upstream LuaJIT (some 2 minutes), in tests/bench/luajit.md;
+# then Ruby frames against --no-ruby on the same samples (some 1 minute), in
+# tests/bench/ruby.md;
 # then --off-cpu against bcc's offcputime (PEER=path if offcputime-bpfcc
 # cannot run here; some 2 minutes), in tests/bench/offcpu.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
@@ -326,6 +328,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/walk.sh
 	O=$(O) bash tests/bench/python.sh
 	O=$(O) bash tests/bench/luajit.sh
+	O=$(O) bash tests/bench/ruby.sh
 	O=$(O) bash tests/bench/offcpu.sh
 
 # Fuzzing ---------------------------------------------------------------------

@@ -57,6 +57,32 @@ bpf_ns() {
 	done
 }
 
+# pair_run DIR NOFLAG [ARGS...]: bpfprof (a runtime's frames read, the default) and bpfprof
+# NOFLAG (native frames only) attached at once to the whole machine at $F Hz for $RUN_S s, so
+# both run on the same samples: DIR/frames.* and DIR/native.* (.folded, .err, .time: user and
+# system CPU), the BPF time per sample in DIR/0.ns and DIR/1.ns. Fails if a profile is missing.
+pair_run() {
+	local d=$1 noflag=$2 m pids=()
+	shift 2
+	for m in frames native; do
+		/usr/bin/time -f '%U %S' -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" "$@" \
+			$([ $m = native ] && echo "$noflag") -o "$d/$m.folded" 2> "$d/$m.err" &
+		pids+=($!)
+	done
+	sleep 0.2
+	for m in 0 1; do
+		(bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)"; echo "$BPF_NS" > "$d/$m.ns") &
+	done
+	wait_for_pids "${pids[@]}"
+	wait "${pids[@]}"
+	sleep 0.6
+	for m in frames native; do
+		[ -s "$d/$m.folded" ] || { note "$m: no profile"; cat "$d/$m.err" >&2; return 1; }
+	done
+}
+# cpu_of DIR/M.time: the user + system seconds /usr/bin/time wrote.
+cpu_of() { awk '{ print $1 + $2 }' "$1" | tail -1; }
+
 # put KEY VALUE: one measurement; a run that gave no value adds none.
 put() { [ -z "${2:-}" ] || echo "$1 $2" >> "$DATA"; }
 

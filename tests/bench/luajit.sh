@@ -73,40 +73,28 @@ share() {
 
 # both NAME LUAJIT: the two profilers at once on the same samples.
 both() {
-	local name=$1 lj=$2 d=$T/run m w1 w2 pids=()
+	local name=$1 lj=$2 d=$T/run w1 w2 rc
 	rm -rf "$d" && mkdir -p "$d"
 	"$lj" "$T/busy.lua" $((RUN_S + 4)) $DEPTH & w1=$!
 	"$lj" -joff "$T/busy.lua" $((RUN_S + 4)) $DEPTH & w2=$!
 	PIDS+=($w1 $w2)
 	sleep 1
-	for m in lua native; do
-		/usr/bin/time -f '%U %S' -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" \
-			--per-pid $([ $m = native ] && echo --no-lua) -o "$d/$m.folded" 2> "$d/$m.err" &
-		pids+=($!)
-	done
-	sleep 0.2
-	for m in 0 1; do
-		(bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)"; echo "$BPF_NS" > "$d/$m.ns") &
-	done
-	wait_for_pids "${pids[@]}"
-	wait "${pids[@]}"
+	pair_run "$d" --no-lua --per-pid
+	rc=$?
 	kill $w1 $w2 2>/dev/null
 	wait $w1 $w2 2>/dev/null
-	sleep 0.6
-	for m in lua native; do
-		[ -s "$d/$m.folded" ] || { note "$m: no profile"; cat "$d/$m.err" >&2; return 1; }
-	done
+	[ $rc = 0 ] || return 1
 	put "ns.lua" "$(cat "$d/0.ns")"
 	put "ns.native" "$(cat "$d/1.ns")"
 	put "ns.lua.$name" "$(cat "$d/0.ns")"
 	put "ns.native.$name" "$(cat "$d/1.ns")"
-	put "cpu.lua" "$(awk '{ print $1 + $2 }' "$d/lua.time" | tail -1)"
-	put "cpu.native" "$(awk '{ print $1 + $2 }' "$d/native.time" | tail -1)"
-	put "share.lua" "$(share "$d/lua.folded" $w1 $w2)"
+	put "cpu.lua" "$(cpu_of "$d/frames.time")"
+	put "cpu.native" "$(cpu_of "$d/native.time")"
+	put "share.lua" "$(share "$d/frames.folded" $w1 $w2)"
 	put "share.native" "$(share "$d/native.folded" $w1 $w2)"
 	note "  $name ($lj): BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample; CPU" \
-		"$(tail -1 "$d/lua.time") and $(tail -1 "$d/native.time") s;" \
-		"$(share "$d/lua.folded" $w1 $w2)% with Lua frames ($(share "$d/native.folded" $w1 $w2)% with --no-lua)"
+		"$(tail -1 "$d/frames.time") and $(tail -1 "$d/native.time") s;" \
+		"$(share "$d/frames.folded" $w1 $w2)% with Lua frames ($(share "$d/native.folded" $w1 $w2)% with --no-lua)"
 }
 
 note "$ROUNDS rounds over ${#LUAJITS[@]} builds of $RUN_S s runs at $F Hz" \

@@ -66,39 +66,28 @@ share() {
 
 # both PYTHON: the two profilers at once on the same samples.
 both() {
-	local py=$1 d=$T/run m w1 w2 pids=()
+	local py=$1 d=$T/run w1 w2 rc k
 	rm -rf "$d" && mkdir -p "$d"
 	"$py" "$T/busy.py" $((RUN_S + 4)) loop & w1=$!
 	"$py" "$T/busy.py" $((RUN_S + 4)) hash & w2=$!
 	PIDS+=($w1 $w2)
 	sleep 1
-	for m in python native; do
-		/usr/bin/time -f '%U %S' -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" \
-			$([ $m = native ] && echo --no-python) -o "$d/$m.folded" 2> "$d/$m.err" &
-		pids+=($!)
-	done
-	sleep 0.2
-	for m in 0 1; do
-		(bpf_ns "$(pgrep -P "${pids[$m]}" bpfprof)"; echo "$BPF_NS" > "$d/$m.ns") &
-	done
-	wait_for_pids "${pids[@]}"
-	wait "${pids[@]}"
+	pair_run "$d" --no-python
+	rc=$?
 	kill $w1 $w2 2>/dev/null
 	wait $w1 $w2 2>/dev/null
-	sleep 0.6
-	for m in python native; do
-		[ -s "$d/$m.folded" ] || { note "$m: no profile"; cat "$d/$m.err" >&2; return 1; }
-	done
+	[ $rc = 0 ] || return 1
+	k=$(basename "$(dirname "$(dirname "$py")")")
 	put "ns.python" "$(cat "$d/0.ns")"
 	put "ns.native" "$(cat "$d/1.ns")"
-	put "ns.python.$(basename "$(dirname "$(dirname "$py")")")" "$(cat "$d/0.ns")"
-	put "ns.native.$(basename "$(dirname "$(dirname "$py")")")" "$(cat "$d/1.ns")"
-	put "cpu.python" "$(awk '{ print $1 + $2 }' "$d/python.time" | tail -1)"
-	put "cpu.native" "$(awk '{ print $1 + $2 }' "$d/native.time" | tail -1)"
-	put "share.python" "$(share "$d/python.folded")"
+	put "ns.python.$k" "$(cat "$d/0.ns")"
+	put "ns.native.$k" "$(cat "$d/1.ns")"
+	put "cpu.python" "$(cpu_of "$d/frames.time")"
+	put "cpu.native" "$(cpu_of "$d/native.time")"
+	put "share.python" "$(share "$d/frames.folded")"
 	note "  $py: BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample; CPU" \
-		"$(tail -1 "$d/python.time") and $(tail -1 "$d/native.time") s;" \
-		"$(share "$d/python.folded")% with Python frames"
+		"$(tail -1 "$d/frames.time") and $(tail -1 "$d/native.time") s;" \
+		"$(share "$d/frames.folded")% with Python frames"
 }
 
 note "$ROUNDS rounds over ${#PYTHONS[@]} interpreters of $RUN_S s runs at $F Hz" \
