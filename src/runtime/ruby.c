@@ -872,7 +872,7 @@ static void summarize_ruby(const struct sampler_stats *st, const struct run_figu
 		return;
 	fprintf(stderr, "bpfprof: ruby: %llu samples of Ruby processes, %llu with their Ruby frames "
 		"(cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in a thread "
-		"with no Ruby context, %llu with no frame, %llu of a version not read; %llu collecting "
+		"with no Ruby context, %llu with no frame, %llu of a version or build not read; %llu collecting "
 		"garbage; %llu iseqs and %llu C methods named, %llu and %llu not readable\n",
 		(unsigned long long)t[STAT_RB_SAMPLES],
 		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),

@@ -160,6 +160,40 @@ check "storm of 8 ruby -e processes of 250 ms: $(share "$sn" "$st")% of $st samp
 	'[ "$st" -gt 500 ] && within "$(share "$sn" "$st")" 60 100'
 rmdir "$CGROUP_DIR" 2> /dev/null
 
+# 6. Bad input. A libruby bpfprof cannot read (a copy whose .eh_frame_hdr is spoilt, so
+# vm_exec_core's bounds are not found): one warning, its samples counted and whole in native
+# frames. A method whose iseq points at nothing for its label and path: its frame counted as
+# not readable, the rest named. Stacks that change all the time (fibers, eval'd methods freed,
+# throw, GC.compact): every sample kept, what could not be read counted.
+LIB=$(ldd "$RUBY" | awk '/libruby/ { print $3 }')
+mkdir -p "$T/badlib"
+cp "$LIB" "$T/badlib/"
+hdr=$(readelf -SW "$LIB" | awk '$2 == ".eh_frame_hdr" { print $5 }')
+printf '\x7f' | dd of="$T/badlib/$(basename "$LIB")" bs=1 seek=$((0x${hdr:-0})) conv=notrunc status=none
+LD_LIBRARY_PATH=$T/badlib start_window badlib 2 "$RUBY" $RW/rb_split.rb
+profile_window badlib -F 999
+bt=$(folded_total "$T/badlib.folded")
+bw=$(sum_matching "$T/badlib.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?rb_vm_exec(;|\$)")
+unread=$(sed -n 's/^bpfprof: ruby: .* \([0-9]*\) of a version or build not read;.*/\1/p' "$T/badlib.err")
+check "a libruby not read: $(grep -c 'warning: Ruby 3.1 in .*cannot read' "$T/badlib.err") warning, ${unread:-no} samples counted as not read, $(share "$bw" "$bt")% of $bt whole in native frames (>= 90 %), no Ruby frame, exit 0" \
+	'[ "$RC" = 0 ] && [ -n "$hdr" ] && [ "$(grep -c "warning: Ruby 3.1 in .*cannot read" "$T/badlib.err")" = 1 ] && [ "${unread:-0}" -gt 500 ] && within "$(share "$bw" "$bt")" 90 100 && [ "$(sum_matching "$T/badlib.folded" "$FR")" = 0 ]'
+
+start_window corrupt $RUN_S "$RUBY" $RW/rb_corrupt.rb
+profile_window corrupt -F 999
+ct=$(folded_total "$T/corrupt.folded")
+cv=$(sum_matching "$T/corrupt.folded" ';<main> \(rb_corrupt\.rb:[0-9]+\);\[ruby: iseq not read\](;|$)')
+cbad=$(sed -n 's/^bpfprof: ruby: .* named, \([0-9]*\) and [0-9]* not readable/\1/p' "$T/corrupt.err")
+check "a corrupted iseq: $(share "$cv" "$ct")% of $ct samples read <main>;[ruby: iseq not read] (>= 90 %), ${cbad:-no} iseq counted not readable, exit 0" \
+	'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$ct" -gt 500 ] && within "$(share "$cv" "$ct")" 90 100 && [ "${cbad:-0}" -ge 1 ]'
+
+start_window churn $RUN_S "$RUBY" $RW/rb_churn.rb
+profile_window churn -F $F
+cht=$(folded_total "$T/churn.folded")
+chr=$(sum_matching "$T/churn.folded" '\(rb_churn\.rb:[0-9]+\)')
+chf=$(sum_matching "$T/churn.folded" ';block in ping_pong \(rb_churn\.rb:[0-9]+\);Kernel#loop;(.*;)?chain \(rb_churn\.rb:[0-9]+\)')
+check "changing stacks: $(share "$chr" "$cht")% of $cht samples with Ruby frames (>= 95 %), $chf in the fiber's own stack; '$(grep -o '[0-9]* iseqs and .* not readable' "$T/churn.err")', exit 0" \
+	'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$cht" -gt 5000 ] && within "$(share "$chr" "$cht")" 95 100 && [ "$chf" -gt 100 ]'
+
 # 5. --no-ruby: native frames only.
 start_window noruby 2 "$RUBY" $RW/rb_split.rb
 profile_window noruby -F 999 --no-ruby
