@@ -80,6 +80,7 @@ static __always_inline void ruby_mapping_seen(__u32 tgid, __u32 gen, const struc
 	p.l = f->l;
 	p.symbols = e->start - e->offset + f->symbols_rel;
 	p.last_op_id = f->last_op_id;
+	p.version = f->version;
 	p.gc = f->gc;
 	if (f->gc.vm_ptr)
 		p.gc.vm_ptr = e->start - e->offset + f->gc.vm_ptr;

@@ -83,7 +83,8 @@ struct ruby_process {
 	struct ruby_layout l;
 	__u64 symbols;			/* for userspace's names: ruby_file's, in the process */
 	__u32 last_op_id;
-	__u32 reserved;
+	__u16 version;			/* ruby_file's */
+	__u16 reserved;
 	struct ruby_gc gc;
 	__u64 objspace;			/* the program's, once read (it never moves) */
 	__u64 vm_entry_lo, vm_entry_hi;

@@ -17,6 +17,9 @@
 #ifndef BPFPROF_RUBY_FILE_H
 #define BPFPROF_RUBY_FILE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "bpfprof/rb_frames.h"
 
 /*
@@ -30,5 +33,26 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out);
 
 /* The layout of Ruby major.minor, or NULL: not in the table. */
 const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor);
+
+/*
+ * Where names are read from, by version: an iseq's body (offsets in it),
+ * a String's bytes, an embedded Array's length, a class's name and a
+ * singleton class's object.
+ */
+struct ruby_names {
+	uint16_t body_pathobj, body_label, body_first_lineno;	/* rb_iseq_constant_body */
+	bool first_lineno_fixnum;	/* a VALUE (3.1), else an int */
+	uint16_t body_insns_info, body_insns_size, body_succ_table;
+	uint8_t insn_info_size;		/* iseq_insn_info_entry, line_no first */
+	uint8_t str_len_at;		/* RString's len, embedded or not; 0: in the flags if embedded */
+	uint8_t str_embed_at;		/* an embedded String's bytes */
+	uint8_t ary_embed_len_mask;	/* an embedded Array's length: flags >> 15 & this */
+	uint8_t class_ext;		/* RClass's ext pointer, when class_path is 0 */
+	uint16_t class_path;		/* the name's VALUE in the class; 0: ivar __classpath__ */
+	uint16_t class_attached;	/* a singleton's object in the class; 0: ivar __attached__ */
+};
+
+/* What names read for version (major << 8 | minor), or NULL: not in the table. */
+const struct ruby_names *ruby_names_of(unsigned version);
 
 #endif

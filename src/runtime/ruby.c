@@ -27,7 +27,7 @@
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
-/* What names read, by version (vm_core.h, iseq.h, ruby/internal/core/rstring.h): 3.1's. */
+/* What names read alike in every version with a row; what differs is in pp->n (ruby_file.c). */
 #define IMEMO_TYPE(flags)	(((flags) >> 12) & 7)
 #define T_MASK			0x1f
 #define T_STRING		0x05
@@ -35,25 +35,16 @@
 #define T_IMEMO			0x1a
 #define IMEMO_ISEQ		7
 #define IMEMO_MENT		6
-#define ISEQ_BODY		0x10
-#define BODY_BYTES		0x98
+#define BODY_BYTES		0x98	/* what is read of an iseq's body: every offset below it */
 #define BODY_ISEQ_SIZE		0x04
 #define BODY_ISEQ_ENCODED	0x08
-#define BODY_PATHOBJ		0x40
-#define BODY_LABEL		0x50
-#define BODY_FIRST_LINENO	0x58
-#define BODY_INSNS_INFO		0x78	/* entries (line_no first), 12 bytes each */
-#define BODY_INSNS_SIZE		0x88
-#define BODY_SUCC_TABLE		0x90
-#define INSN_INFO_SIZE		12
 #define ME_DEF			0x10
 #define ME_OWNER		0x20
 #define DEF_ORIGINAL_ID		0x20
 #define DEF_TYPE(word)		((word) & 0xf)	/* rb_method_type_t, the definition's first bits */
 #define DEF_TYPE_CFUNC		1
 #define DEF_CFUNC_FUNC		0x08	/* body.cfunc.func: the C function a C method runs */
-#define RCLASS_EXT		0x18	/* RClass.ptr: rb_classext_t, whose iv_tbl is at +8 */
-#define EXT_IV_TBL		0x08
+#define EXT_IV_TBL		0x08	/* rb_classext_t's, when its class keeps its name as an ivar */
 #define ST_ENTRIES_START	0x20	/* st_table: entries_start, entries_bound, entries */
 #define ST_ENTRY_SIZE		24	/* st_table_entry: hash, key, record */
 #define ST_ENTRIES_READ		64	/* a class's instance variables: a few */
@@ -94,6 +85,7 @@ struct rb_proc {
 	struct runtime_proc base;	/* first: runtime_procs holds it */
 	bool known;
 	struct ruby_process bpf;
+	const struct ruby_names *n;	/* its version's row; set when known */
 	struct rb_iseq *iseqs;
 	uint32_t nr_iseqs, iseqs_alloc;
 	struct itab iseq_index;
@@ -144,8 +136,10 @@ static struct rb_proc *get_proc(struct ruby *rb, uint32_t tgid, uint32_t gen)
 	bool made;
 	struct rb_proc *pp = (struct rb_proc *)runtime_procs_get(&rb->b.procs, tgid, gen, &made);
 
-	if (made)
-		pp->known = !bpf_map_lookup_elem(rb->b.procs_fd, &tgid, &pp->bpf) && pp->bpf.known;
+	if (made) {
+		pp->known = !bpf_map_lookup_elem(rb->b.procs_fd, &tgid, &pp->bpf) && pp->bpf.known &&
+			    (pp->n = ruby_names_of(pp->bpf.version));
+	}
 	return pp;
 }
 
@@ -174,8 +168,8 @@ static int read_string(struct rb_proc *pp, uint64_t str, size_t max, char **out)
 		len = head[2];
 		ptr = head[3];
 	} else {
-		len = (head[0] >> 14) & 0x1f;
-		ptr = str + 16;
+		len = pp->n->str_len_at ? head[2] : (head[0] >> 14) & 0x1f;
+		ptr = str + pp->n->str_embed_at;
 	}
 	if (len > max)
 		len = max;
@@ -204,7 +198,7 @@ static int read_path(struct rb_proc *pp, uint64_t pathobj, char **out)
 	if ((head[0] & T_MASK) != T_ARRAY)
 		return -EINVAL;
 	if (head[0] & ARY_EMBED) {
-		if (((head[0] >> 15) & 3) < 2)
+		if (((head[0] >> 15) & pp->n->ary_embed_len_mask) < 2)
 			return -EINVAL;
 		items[0] = head[2];
 		items[1] = head[3];
@@ -231,7 +225,8 @@ static struct rb_iseq *find_iseq(const struct rb_proc *pp, uint64_t addr)
 /* Reads an instruction sequence: its label, file, first line and line table's place. */
 static int read_iseq(struct rb_proc *pp, struct rb_iseq *q)
 {
-	uint64_t head[3], first;
+	const struct ruby_names *n = pp->n;
+	uint64_t head[3], first, label, pathobj;
 	uint8_t body[BODY_BYTES];
 	int err;
 
@@ -246,14 +241,19 @@ static int read_iseq(struct rb_proc *pp, struct rb_iseq *q)
 		return err;
 	memcpy(&q->size, body + BODY_ISEQ_SIZE, 4);
 	memcpy(&q->encoded, body + BODY_ISEQ_ENCODED, 8);
-	memcpy(&first, body + BODY_FIRST_LINENO, 8);
-	memcpy(&q->insns_info, body + BODY_INSNS_INFO, 8);
-	memcpy(&q->insns_size, body + BODY_INSNS_SIZE, 4);
-	memcpy(&q->succ_table, body + BODY_SUCC_TABLE, 8);
-	q->first_lineno = (first & 1) ? (uint32_t)(first >> 1) : 0;
-	if ((err = read_string(pp, *(uint64_t *)(body + BODY_LABEL), NAME_MAX_BYTES, &q->label)))
+	memcpy(&first, body + n->body_first_lineno, 8);
+	memcpy(&q->insns_info, body + n->body_insns_info, 8);
+	memcpy(&q->insns_size, body + n->body_insns_size, 4);
+	memcpy(&q->succ_table, body + n->body_succ_table, 8);
+	if (n->first_lineno_fixnum)
+		q->first_lineno = (first & 1) ? (uint32_t)(first >> 1) : 0;
+	else
+		q->first_lineno = (uint32_t)first > 0x7fffffff ? 0 : (uint32_t)first;
+	memcpy(&label, body + n->body_label, 8);
+	memcpy(&pathobj, body + n->body_pathobj, 8);
+	if ((err = read_string(pp, label, NAME_MAX_BYTES, &q->label)))
 		return err;
-	if ((err = read_path(pp, *(uint64_t *)(body + BODY_PATHOBJ), &q->file))) {
+	if ((err = read_path(pp, pathobj, &q->file))) {
 		free(q->label);
 		q->label = NULL;
 		return err;
@@ -361,7 +361,7 @@ static void name_line(struct rb_proc *pp, const struct rb_iseq *q, uint32_t bits
 		if (pos)
 			pos--;
 		if (!line_index(pp, q, pos, &idx) &&
-		    !runtime_proc_read(pp, q->insns_info + (uint64_t)idx * INSN_INFO_SIZE, &line, 4) &&
+		    !runtime_proc_read(pp, q->insns_info + (uint64_t)idx * pp->n->insn_info_size, &line, 4) &&
 		    line > 0)
 			l->line = line;
 	}
@@ -397,9 +397,9 @@ static int id_name(struct rb_proc *pp, uint64_t id, char **out)
 	if ((head[0] & T_MASK) != T_ARRAY)
 		return -EINVAL;
 	if (head[0] & ARY_EMBED) {
-		if (serial / ID_ENTRY_UNIT >= ((head[0] >> 15) & 3))
-			return -EINVAL;
-		chunk = head[2 + serial / ID_ENTRY_UNIT];
+		if (serial / ID_ENTRY_UNIT >= ((head[0] >> 15) & pp->n->ary_embed_len_mask) ||
+		    (err = read_u64(pp, table[2] + 16 + serial / ID_ENTRY_UNIT * 8, &chunk)))
+			return err ? err : -EINVAL;
 	} else {
 		if (serial / ID_ENTRY_UNIT >= head[2] ||
 		    (err = read_u64(pp, head[4] + serial / ID_ENTRY_UNIT * 8, &chunk)))
@@ -466,7 +466,7 @@ static uint64_t class_ivar(struct rb_proc *pp, uint64_t klass, uint64_t id)
 	uint64_t ext, tbl, st[7], entries[ST_ENTRIES_READ * 3];
 	uint64_t i, n;
 
-	if (!id || read_u64(pp, klass + RCLASS_EXT, &ext) || read_u64(pp, ext + EXT_IV_TBL, &tbl) ||
+	if (!id || read_u64(pp, klass + pp->n->class_ext, &ext) || read_u64(pp, ext + EXT_IV_TBL, &tbl) ||
 	    !tbl || runtime_proc_read(pp, tbl, st, sizeof(st)))
 		return 0;
 	/* entries_start, entries_bound, entries */
@@ -482,9 +482,19 @@ static uint64_t class_ivar(struct rb_proc *pp, uint64_t klass, uint64_t id)
 }
 
 /* A class's or module's name ("OpenSSL::Digest"), malloc'd; NULL if it has none. */
+/* What a class keeps at the offset its version says (off), or as instance variable id. */
+static uint64_t class_value(struct rb_proc *pp, uint64_t klass, uint16_t off, uint64_t id)
+{
+	uint64_t v = 0;
+
+	if (!off)
+		return class_ivar(pp, klass, id);
+	return read_u64(pp, klass + off, &v) ? 0 : v;
+}
+
 static char *class_name(struct rb_proc *pp, uint64_t klass)
 {
-	uint64_t path = class_ivar(pp, klass, pp->id_classpath);
+	uint64_t path = class_value(pp, klass, pp->n->class_path, pp->id_classpath);
 	char *name = NULL;
 
 	if (path)
@@ -499,13 +509,15 @@ static char *method_name(struct rb_proc *pp, uint64_t me, char *name)
 	char *cls = NULL, *full;
 	bool singleton;
 
-	if (!pp->class_ids_sought)
+	if (!pp->class_ids_sought && !pp->n->class_path)
 		find_class_ids(pp);
 	if (read_u64(pp, me + ME_OWNER, &owner) || !owner || (owner & 7) ||
 	    read_u64(pp, owner, &flags))
 		return name;
 	singleton = flags & FL_SINGLETON;
-	if (singleton && (attached = class_ivar(pp, owner, pp->id_attached)) && !(attached & 7))
+	if (singleton &&
+	    (attached = class_value(pp, owner, pp->n->class_attached, pp->id_attached)) &&
+	    !(attached & 7))
 		cls = class_name(pp, attached);
 	else if (!singleton)
 		cls = class_name(pp, owner);
@@ -595,6 +607,7 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->ec_tls = start - offset + f->ec_tls_rel;
 	p->symbols = start - offset + f->symbols_rel;
 	p->last_op_id = f->last_op_id;
+	p->version = f->version;
 	p->gc = f->gc;
 	if (f->gc.vm_ptr)
 		p->gc.vm_ptr = start - offset + f->gc.vm_ptr;

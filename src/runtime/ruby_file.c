@@ -11,25 +11,52 @@
 #include "bpfprof/util.h"
 
 /*
- * The control frame's layout by version (x86-64; vm_core.h): a row a
- * version. 3.1's is Debian's, checked against live processes; the next
- * version is a row here and one in ruby.c's table of what names read.
+ * What the walk and the names read, by version (x86-64; vm_core.h, iseq.h,
+ * rstring.h, rarray.h, class.h): a row a version, the next version a row.
+ * 3.1's is Debian's, checked against live processes; 3.3's was read from
+ * the DWARF of a 3.3.8 built from its release (docs/research/ruby.md) and
+ * checked against it running. 2.7, 3.0 and 3.2 differ in more than
+ * offsets (the research says how) and have no row yet.
  */
-static const struct {
+static const struct ruby_row {
 	unsigned major, minor;
 	struct ruby_layout l;
-} layouts[] = {
-	{ 3, 1, { .cfp_size = 64 } },
+	struct ruby_names n;
+} rows[] = {
+	{ 3, 1, { .cfp_size = 64 },
+	  { .body_pathobj = 0x40, .body_label = 0x50, .body_first_lineno = 0x58,
+	    .first_lineno_fixnum = true, .body_insns_info = 0x78, .body_insns_size = 0x88,
+	    .body_succ_table = 0x90, .insn_info_size = 12, .str_len_at = 0, .str_embed_at = 16,
+	    .ary_embed_len_mask = 0x3, .class_ext = 0x18 } },
+	{ 3, 3, { .cfp_size = 56 },
+	  { .body_pathobj = 0x40, .body_label = 0x50, .body_first_lineno = 0x58,
+	    .first_lineno_fixnum = false, .body_insns_info = 0x70, .body_insns_size = 0x80,
+	    .body_succ_table = 0x88, .insn_info_size = 12, .str_len_at = 16, .str_embed_at = 24,
+	    .ary_embed_len_mask = 0x7f, .class_path = 0x98, .class_attached = 0x80 } },
 };
 
-const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor)
+static const struct ruby_row *row_of(unsigned version)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(layouts); i++)
-		if (layouts[i].major == major && layouts[i].minor == minor)
-			return &layouts[i].l;
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		if ((rows[i].major << 8 | rows[i].minor) == version)
+			return &rows[i];
 	return NULL;
+}
+
+const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor)
+{
+	const struct ruby_row *r = row_of(major << 8 | minor);
+
+	return r ? &r->l : NULL;
+}
+
+const struct ruby_names *ruby_names_of(unsigned version)
+{
+	const struct ruby_row *r = row_of(version);
+
+	return r ? &r->n : NULL;
 }
 
 #define R_DTPMOD64 16		/* R_X86_64_DTPMOD64 */
@@ -40,6 +67,8 @@ struct rb_elf {
 	Elf *elf;
 	const char *path;
 	size_t ec_sym;			/* ruby_current_ec's index in .dynsym; 0: none */
+	bool has_ec;			/* ruby_current_ec found, exported or in .symtab */
+	uint64_t ec_offset;		/* its offset in the file's TLS block */
 	uint64_t api_version;		/* ruby_api_version's address */
 	uint64_t vm_exec, vm_exec_size;	/* rb_vm_exec's */
 	uint64_t id2str;		/* rb_id2str's */
@@ -53,8 +82,16 @@ struct rb_elf {
 	size_t nsegs;
 };
 
-static void read_dynsym(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
+/*
+ * The symbols the walk needs, from .dynsym (Debian's 3.1 exports them) or,
+ * where a build hides them (3.3 built from its release: ruby_current_ec,
+ * rb_vm_exec and ruby_current_vm_ptr are local), from .symtab if not
+ * stripped. A symbol found in .dynsym is not looked for again.
+ */
+static void read_symbols(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 {
+	bool dyn = sh->sh_type == SHT_DYNSYM;
+
 	size_t i, n, entsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Data *d = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
 	Elf_Data *names = elf_section_data(elf_getscn(f->elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
@@ -71,25 +108,34 @@ static void read_dynsym(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 		    !memchr(s + sym.st_name, '\0', names->d_size - sym.st_name))
 			continue;
 		name = s + sym.st_name;
-		if (GELF_ST_TYPE(sym.st_info) == STT_TLS && !strcmp(name, "ruby_current_ec"))
-			f->ec_sym = i;
-		else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "ruby_api_version") &&
-			 sym.st_size >= 12)
+		if (GELF_ST_TYPE(sym.st_info) == STT_TLS && !strcmp(name, "ruby_current_ec") &&
+		    !f->has_ec) {
+			f->ec_sym = dyn ? i : 0;
+			f->ec_offset = sym.st_value;
+			f->has_ec = true;
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+			   !strcmp(name, "ruby_api_version") && sym.st_size >= 12 && !f->api_version) {
 			f->api_version = sym.st_value;
-		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec"))
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec") &&
+			   !f->vm_exec) {
 			f->vm_exec = sym.st_value, f->vm_exec_size = sym.st_size;
-		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str"))
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str") &&
+			   !f->id2str) {
 			f->id2str = sym.st_value;
-		else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_during_gc"))
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_during_gc") &&
+			   !f->during_gc) {
 			f->during_gc = sym.st_value;
-		else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "ruby_current_vm_ptr"))
+		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+			   !strcmp(name, "ruby_current_vm_ptr") && !f->vm_ptr) {
 			f->vm_ptr = sym.st_value;
+		}
 	}
 }
 
 static int read_elf(struct rb_elf *f)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *symtab = NULL;
+	GElf_Shdr symtab_sh;
 	size_t shstrndx, i, n;
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
@@ -108,12 +154,16 @@ static int read_elf(struct rb_elf *f)
 			return -EINVAL;
 		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
 		if (sh.sh_type == SHT_DYNSYM)
-			read_dynsym(f, scn, &sh);
+			read_symbols(f, scn, &sh);
+		else if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn, symtab_sh = sh;
 		else if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.dyn"))
 			f->rela = scn;
 		else if (sh.sh_type == SHT_PROGBITS && name && !strcmp(name, ".eh_frame_hdr"))
 			f->eh_frame_hdr = scn;
 	}
+	if (symtab)
+		read_symbols(f, symtab, &symtab_sh);
 	if (elf_getphdrnum(f->elf, &n))
 		return 0;
 	for (i = 0; i < n && f->nsegs < MAX_SEGMENTS; i++)
@@ -158,16 +208,27 @@ static int read_at(const struct rb_elf *f, int fd, uint64_t vaddr, void *buf, si
 	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
 }
 
-/* The GOT pair's address: the DTPMOD64 relocation of ruby_current_ec; 0 if none. */
-static uint64_t ec_tls_pair(const struct rb_elf *f)
+/*
+ * The GOT pair's address: the DTPMOD64 relocation of ruby_current_ec; for
+ * a hidden one (no symbol: the linker wrote its offset into the pair's
+ * second word), the relocation whose pair holds that offset. 0 if none.
+ */
+static uint64_t ec_tls_pair(const struct rb_elf *f, int fd)
 {
 	Elf_Data *d = f->rela ? elf_section_data(f->rela, ELF_MAX_SYMTAB_BYTES) : NULL;
+	uint64_t offset;
 	GElf_Rela r;
 	int i;
 
-	for (i = 0; d && gelf_getrela(d, i, &r); i++)
-		if (GELF_R_TYPE(r.r_info) == R_DTPMOD64 && GELF_R_SYM(r.r_info) == f->ec_sym)
+	for (i = 0; d && gelf_getrela(d, i, &r); i++) {
+		if (GELF_R_TYPE(r.r_info) != R_DTPMOD64)
+			continue;
+		if (f->ec_sym && GELF_R_SYM(r.r_info) == f->ec_sym)
 			return r.r_offset;
+		if (!f->ec_sym && !GELF_R_SYM(r.r_info) &&
+		    !read_at(f, fd, r.r_offset + 8, &offset, sizeof(offset)) && offset == f->ec_offset)
+			return r.r_offset;
+	}
 	return 0;
 }
 
@@ -320,13 +381,21 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
 static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc)
 {
 	static const uint8_t load_vm[] = { 0x48, 0x8b, 0x00 }, and1[] = { 0x83, 0xe0, 0x01 };
-	uint8_t c[28];
+	static const uint8_t test_vm[] = { 0x48, 0x85, 0xc0, 0x74 };
+	uint8_t buf[33], *c = buf;
 
-	if (!f->during_gc || !f->vm_ptr || read_at(f, fd, f->during_gc, c, sizeof(c)))
+	if (!f->during_gc || !f->vm_ptr || read_at(f, fd, f->during_gc, buf, sizeof(buf)))
 		return false;
-	/* mov GOT(%rip),%rax; mov (%rax),%rax; mov off32(%rax),%rax; movzbl off8(%rax),%eax; shr $b,%al; and $1,%eax */
-	if (c[0] != 0x48 || c[1] != 0x8b || c[2] != 0x05 || memcmp(c + 7, load_vm, 3) ||
-	    c[10] != 0x48 || c[11] != 0x8b || c[12] != 0x80 || c[17] != 0x0f || c[18] != 0xb6 ||
+	/*
+	 * mov GOT(%rip),%rax (or lea VAR(%rip),%rax where the variable is
+	 * hidden); mov (%rax),%rax; [test %rax,%rax; je]; mov off32(%rax),%rax;
+	 * movzbl off8(%rax),%eax; shr $b,%al; and $1,%eax
+	 */
+	if (c[0] != 0x48 || (c[1] != 0x8b && c[1] != 0x8d) || c[2] != 0x05 || memcmp(c + 7, load_vm, 3))
+		return false;
+	if (!memcmp(c + 10, test_vm, sizeof(test_vm)))
+		c += 5;
+	if (c[10] != 0x48 || c[11] != 0x8b || c[12] != 0x80 || c[17] != 0x0f || c[18] != 0xb6 ||
 	    c[19] != 0x40 || c[21] != 0xc0 || c[22] != 0xe8 || memcmp(c + 24, and1, 3) || c[23] > 7)
 		return false;
 	gc->objspace_off = (uint16_t)s32_at(c + 13);
@@ -348,7 +417,7 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	if (elf_version(EV_CURRENT) == EV_NONE || !(f.elf = elf_open_fd(fd)))
 		return 0;
 	ret = read_elf(&f);
-	if (ret <= 0 || !f.ec_sym || !f.api_version) {
+	if (ret <= 0 || !f.has_ec || !f.api_version) {
 		ret = ret < 0 ? ret : 0;
 		goto out;
 	}
@@ -361,7 +430,7 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	out->version = version[0] << 8 | version[1];
 	l = ruby_layout_of(version[0], version[1]);
 	code = code_segment(&f);
-	tls = ec_tls_pair(&f);
+	tls = ec_tls_pair(&f, fd);
 	first = lowest_instruction(&f);
 	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
 		debug("ruby: '%s' (Ruby %d.%d): %s", path, version[0], version[1],

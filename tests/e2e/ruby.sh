@@ -50,6 +50,19 @@ check "rb_split: no native VM frame between Ruby frames ($vm samples with one)" 
 check "rb_split: the summary counts Ruby's samples: '$(grep -m1 '^bpfprof: ruby: [0-9]' "$T/split.err")'" \
 	'grep -Eq "^bpfprof: ruby: [0-9]+ samples of Ruby processes, [0-9]+ with their Ruby frames" "$T/split.err"'
 
+# 1a. Other Rubies of a version with a row in the table (RUBY_EXTRA="path/to/ruby ...", say a
+# 3.3 built from its release with --enable-shared): the same split, with class names.
+for other in ${RUBY_EXTRA:-}; do
+	v=$("$other" -e 'print RUBY_VERSION' 2> /dev/null)
+	start_window other $SPLIT_S "$other" $RW/rb_split.rb
+	profile_window other -F $F
+	read -r wa wb < "$T/other.out"
+	a=$(sum_matching "$T/other.folded" ";alpha $FR(;|\$)")
+	b=$(sum_matching "$T/other.folded" ";beta $FR(;|\$)")
+	check "Ruby ${v:-?} ($other): alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $(ratio "$wa" "$wb") (within 5 %)" \
+		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$(ratio "$wa" "$wb")" 5 && grep -q "Process.clock_gettime" "$T/other.folded"'
+done
+
 # 1b. The same split under stackprof (Ruby's own sampling profiler) in the same process:
 # each method's share of the samples from both, within 5 points.
 start_window stackprof $SPLIT_S "$RUBY" $RW/rb_stackprof.rb

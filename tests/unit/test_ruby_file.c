@@ -59,4 +59,8 @@ void test_ruby_file(void)
 	CHECK(identify("/usr/lib/x86_64-linux-gnu/libc.so.6", &f) == 0, "ruby: libc is no Ruby");
 	CHECK(identify("/etc/passwd", &f) == 0, "ruby: a text file is no Ruby");
 	CHECK(ruby_layout_of(3, 1) && !ruby_layout_of(9, 9), "ruby: the layout table has 3.1, not 9.9");
+	/* 3.3 dropped the control frame's bp and keeps a String's length in a field of its own. */
+	CHECK(ruby_layout_of(3, 3) && ruby_layout_of(3, 3)->cfp_size == 56 && ruby_names_of(0x303) &&
+		      ruby_names_of(0x303)->str_len_at == 16 && !ruby_names_of(0x301)->str_len_at,
+	      "ruby: 3.3's row: 56-byte control frames, a String's length at 16 (3.1: in its flags)");
 }
