@@ -261,6 +261,45 @@ __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 	return 1;
 }
 
+/*
+ * The native walk in code with no CFI in a Ruby process, at stack pointer
+ * sp: YJIT's code (ruby --yjit), which rb_vm_exec called. Its caller's
+ * registers are in the innermost tag above sp (rb_vm_exec pushes one
+ * before it runs Ruby, and __builtin_setjmp left the frame pointer, an
+ * address in the function and its stack pointer there): into *regs, 1;
+ * 0 if none. A global function: the verifier checks it once.
+ */
+#define RB_TAGS_MAX 16
+
+struct rb_regs {
+	__u64 pc, sp, bp;
+};
+
+__noinline int ruby_resume(__u32 tgid, __u32 gen, __u64 sp, struct rb_regs *regs)
+{
+	struct ruby_process *p;
+	__u64 tag, buf[3];
+	__u32 i;
+
+	if (!regs || !settings.ruby_frames || !(p = bpf_map_lookup_elem(&ruby_procs, &tgid)) ||
+	    p->gen != gen || !p->known || !p->l.ec_tag)
+		return 0;
+	tag = current_ec(p);
+	tag = tag ? rb_read(tag + p->l.ec_tag) : 0;
+	for (i = 0; i < RB_TAGS_MAX && tag; i++) {
+		if (bpf_probe_read_user(buf, sizeof(buf), (void *)(tag + p->l.tag_buf)))
+			return 0;
+		if (buf[2] > sp && buf[0] > buf[2]) {
+			regs->pc = buf[1];
+			regs->sp = buf[2];
+			regs->bp = buf[0];
+			return 1;
+		}
+		tag = rb_read(tag + p->l.tag_prev);
+	}
+	return 0;
+}
+
 /* The sample's Ruby frames walked and stored; the fallback's cause, or -1 (python_sample's twin). */
 __noinline int ruby_sample(struct sample_key *key, __u32 set, struct sample_stats *st)
 {

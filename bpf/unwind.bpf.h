@@ -375,6 +375,7 @@ static __always_inline long walk_end(struct walk *w, __u32 how)
 static long walk_step(__u32 i, void *unused)
 {
 	struct unwind_row row, *r = &row;
+	struct rb_regs jit_regs;
 	__u64 cfa, ra, bp, sp;
 	struct walked_stack *out;
 	struct walk *w;
@@ -409,6 +410,15 @@ static long walk_step(__u32 i, void *unused)
 		w->jit.vm_sp = 0;
 		w->jit.below = BELOW_VM_AT;
 		w->pc_exact = false;
+		w->how |= WALK_BY_CFI;
+		goto record;
+	}
+	if (rule == ROW_CFA_NONE && ruby_resume(w->tgid, w->gen, sp, &jit_regs)) {
+		/* YJIT's code: on at the rb_vm_exec that ran it, as its tag says (ruby.bpf.h). */
+		cfa = jit_regs.sp;
+		ra = jit_regs.pc + 1;
+		bp = jit_regs.bp;
+		w->pc_exact = true;
 		w->how |= WALK_BY_CFI;
 		goto record;
 	}

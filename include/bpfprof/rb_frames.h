@@ -39,7 +39,14 @@ struct rb_cfp_head {
 /* What differs by version: a row of ruby_file.c's table. */
 struct ruby_layout {
 	__u32 cfp_size;			/* sizeof(rb_control_frame_t) */
-	__u32 reserved;
+	/*
+	 * The innermost rb_vm_tag (the execution context's tag): where each
+	 * rb_vm_exec, and each rb_protect, left its registers for a longjmp
+	 * (__builtin_setjmp's buffer: frame pointer, resume address, stack
+	 * pointer), and the tag before it. 0: not read.
+	 */
+	__u8 ec_tag, tag_buf, tag_prev;
+	__u8 reserved;
 };
 
 /*

@@ -167,4 +167,8 @@ void runtime_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key 
 void runtime_take_notices(void *rt);
 void runtime_after_drain(void *rt);
 
+/* Merging: a native frame in no file (a JIT's code: a LuaJIT trace, YJIT's). */
+struct profile;
+bool runtime_frame_anonymous(const struct profile *p, uint32_t loc);
+
 #endif

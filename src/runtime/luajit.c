@@ -398,20 +398,6 @@ static bool in_vm(const struct profile *p, const struct lj_proc *pp, uint32_t lo
 	       l->address < pp->bpf.vm_end;
 }
 
-/* Code in no file: a trace's machine code, in a LuaJIT process. */
-static bool is_anonymous(const struct profile *p, uint32_t loc)
-{
-	const struct prof_location *l = &p->locations[loc];
-	const char *file;
-
-	if (l->kind != FRAME_USER || l->nlines)
-		return false;
-	if (!l->mapping)
-		return true;
-	file = profile_str(p, p->mappings[l->mapping].file);
-	return !file[0] || !strncmp(file, "[anon", 5);
-}
-
 static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 		      const struct raw_python *rl, uint32_t *frames, uint32_t n, uint32_t max)
 {
@@ -439,7 +425,7 @@ static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
 			 * The trace the walk stepped over to this VM frame is named by
 			 * its Lua frames: its machine code's own frame goes.
 			 */
-			while (m && is_anonymous(p, out[m - 1]))
+			while (m && runtime_frame_anonymous(p, out[m - 1]))
 				m--;
 			/* What the VM did when not running Lua code: above the Lua frames. */
 			if (rl->state < LUA_VM_STATE_MAX && state_frames[rl->state])

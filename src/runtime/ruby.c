@@ -678,9 +678,16 @@ static bool in_range(const struct profile *p, uint32_t loc, uint64_t lo, uint64_
 	return l->kind == FRAME_USER && l->address >= lo && l->address < hi;
 }
 
-static bool in_vm(const struct profile *p, const struct rb_proc *pp, uint32_t loc)
+/*
+ * Frame i is the VM's: vm_exec_core, or YJIT's code (in no file) that
+ * rb_vm_exec called, which runs the entry's Ruby frames as the VM would.
+ */
+static bool in_vm(const struct profile *p, const struct rb_proc *pp, const uint32_t *frames,
+		  uint32_t i, uint32_t n)
 {
-	return in_range(p, loc, pp->bpf.vm_exec_lo, pp->bpf.vm_exec_hi);
+	return in_range(p, frames[i], pp->bpf.vm_exec_lo, pp->bpf.vm_exec_hi) ||
+	       (i + 1 < n && runtime_frame_anonymous(p, frames[i]) &&
+		in_range(p, frames[i + 1], pp->bpf.vm_entry_lo, pp->bpf.vm_entry_hi));
 }
 
 /*
@@ -763,7 +770,7 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 	gc = rr->state == RB_VM_GC ? profile_special_location(p, "[ruby: gc]") : 0;
 	for (i = 0; i < n && m < max; i = v + 1) {
 		/* The native frames above the next VM frame v, and the C methods among them. */
-		for (v = i; v < n && (g >= rn || !in_vm(p, pp, frames[v])); v++)
+		for (v = i; v < n && (g >= rn || !in_vm(p, pp, frames, v, n)); v++)
 			;
 		heads = v < n ? place_cfuncs(p, pp, rr, g, rn, frames, i, v, at) : 0;
 		for (k = 0, stop = UINT32_MAX, first = UINT32_MAX; k < heads; k++)

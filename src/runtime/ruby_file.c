@@ -23,12 +23,12 @@ static const struct ruby_row {
 	struct ruby_layout l;
 	struct ruby_names n;
 } rows[] = {
-	{ 3, 1, { .cfp_size = 64 },
+	{ 3, 1, { .cfp_size = 64, .ec_tag = 0x18, .tag_buf = 0x10, .tag_prev = 0x38 },
 	  { .body_pathobj = 0x40, .body_label = 0x50, .body_first_lineno = 0x58,
 	    .first_lineno_fixnum = true, .body_insns_info = 0x78, .body_insns_size = 0x88,
 	    .body_succ_table = 0x90, .insn_info_size = 12, .str_len_at = 0, .str_embed_at = 16,
 	    .ary_embed_len_mask = 0x3, .class_ext = 0x18 } },
-	{ 3, 3, { .cfp_size = 56 },
+	{ 3, 3, { .cfp_size = 56, .ec_tag = 0x18, .tag_buf = 0x10, .tag_prev = 0x38 },
 	  { .body_pathobj = 0x40, .body_label = 0x50, .body_first_lineno = 0x58,
 	    .first_lineno_fixnum = false, .body_insns_info = 0x70, .body_insns_size = 0x80,
 	    .body_succ_table = 0x88, .insn_info_size = 12, .str_len_at = 16, .str_embed_at = 24,

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <stdio.h>
 
+#include "bpfprof/profile.h"
 #include "bpfprof/runtime_shared.h"
 
 /* The namer ------------------------------------------------------------------------ */
@@ -316,4 +317,17 @@ void runtime_after_drain(void *rt)
 	pthread_mutex_lock(&b->lock);
 	runtime_procs_after_drain(&b->procs);
 	pthread_mutex_unlock(&b->lock);
+}
+
+bool runtime_frame_anonymous(const struct profile *p, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+	const char *file;
+
+	if (l->kind != FRAME_USER || l->nlines)
+		return false;
+	if (!l->mapping)
+		return true;
+	file = profile_str(p, p->mappings[l->mapping].file);
+	return !file[0] || !strncmp(file, "[anon", 5);
 }

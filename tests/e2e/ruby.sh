@@ -63,6 +63,23 @@ for other in ${RUBY_EXTRA:-}; do
 		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$(ratio "$wa" "$wb")" 5 && grep -q "Process.clock_gettime" "$T/other.folded"'
 done
 
+# 1c. YJIT (ruby --yjit): its code has no CFI; the walk goes on at the rb_vm_exec that ran it
+# (from the tag that rb_vm_exec pushed), so samples in it keep their Ruby frames and their
+# native callers, and the split holds.
+if "$RUBY" --yjit -e 'exit(RubyVM::YJIT.enabled? ? 0 : 1)' 2> /dev/null; then
+	start_window yjit $SPLIT_S "$RUBY" --yjit $RW/rb_split.rb
+	profile_window yjit -F $F
+	read -r wa wb < "$T/yjit.out"
+	a=$(sum_matching "$T/yjit.folded" ";alpha $FR(;|\$)")
+	b=$(sum_matching "$T/yjit.folded" ";beta $FR(;|\$)")
+	yt=$(folded_total "$T/yjit.folded")
+	yw=$(sum_matching "$T/yjit.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?<main> $FR;")
+	check "YJIT: alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $(ratio "$wa" "$wb") (within 5 %); $(share "$yw" "$yt")% of $yt samples whole from _start through <main> (>= 95 %)" \
+		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$(ratio "$wa" "$wb")" 5 && within "$(share "$yw" "$yt")" 95 100'
+else
+	not_ok "YJIT: $RUBY --yjit has no YJIT"
+fi
+
 # 1b. The same split under stackprof (Ruby's own sampling profiler) in the same process:
 # each method's share of the samples from both, within 5 points.
 start_window stackprof $SPLIT_S "$RUBY" $RW/rb_stackprof.rb
