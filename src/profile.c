@@ -611,7 +611,9 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 		const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
 		strbuf_addstr(sb, profile_str(p, f->name));
-		if (loc->kind == FRAME_PYTHON || loc->kind == FRAME_LUA || loc->kind == FRAME_RUBY)
+		/* An interpreter's function with a file (not a C method of Ruby's, say). */
+		if ((loc->kind == FRAME_PYTHON || loc->kind == FRAME_LUA || loc->kind == FRAME_RUBY) &&
+		    f->filename)
 			strbuf_addf(sb, " (%s:%u)", python_short_file(profile_str(p, f->filename)),
 				    f->start_line);
 		return;

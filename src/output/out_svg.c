@@ -223,7 +223,7 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
  * flamegraph.pl's conventions: user code in warm hues picked by a hash of
  * the name, so a function keeps its colour from graph to graph; the kernel
  * a paler orange, JIT code green, inlined functions aqua, Python functions
- * blue, Lua functions violet, what bpfprof made up grey.
+ * blue, Lua functions violet, Ruby methods rose, what bpfprof made up grey.
  */
 static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 {
@@ -263,10 +263,10 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 		b = 200 + 55 * v1;
 		break;
 	case K_RUBY:
-		/* Ruby's own red, lighter and darker. */
-		r = 200 + 55 * v1;
-		g = 60 + 50 * v2;
-		b = 70 + 50 * v2;
+		/* Rose: Ruby's red, kept apart from the native reds by its blue. */
+		r = 215 + 40 * v1;
+		g = 80 + 50 * v2;
+		b = 140 + 50 * v2;
 		break;
 	default:
 		r = 205 + 50 * v3;

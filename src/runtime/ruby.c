@@ -650,20 +650,28 @@ static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, cons
 	uint32_t loc;
 
 	if (f->instr & RB_FRAME_CFUNC) {
+		/* A C method: its name, a Ruby frame of no file. */
 		const struct rb_method *m = find_method(pp, f->code);
+		uint32_t name;
 
-		return profile_special_location(p, m && m->name ? m->name : "[ruby: method not read]");
+		if (!m || !m->name)
+			return profile_special_location(p, "[ruby: method not read]");
+		name = profile_string(p, m->name);
+		line.function = profile_function_at(p, name, name, 0, 0);
+		line.line = 0;
+	} else {
+		q = find_iseq(pp, f->code);
+		if (!q || !q->ok)
+			return profile_special_location(p, "[ruby: iseq not read]");
+		strbuf_init(&sb);
+		strbuf_addf(&sb, "%s (%s:%u)", q->label, python_short_file(q->file), q->first_lineno);
+		line.function = profile_function_at(p, profile_string(p, q->label),
+						    profile_string(p, sb.buf), profile_string(p, q->file),
+						    q->first_lineno);
+		strbuf_release(&sb);
+		l = find_line(pp, q->addr, f->instr & RB_FRAME_PC_MASK);
+		line.line = l ? l->line : q->first_lineno;
 	}
-	q = find_iseq(pp, f->code);
-	if (!q || !q->ok)
-		return profile_special_location(p, "[ruby: iseq not read]");
-	strbuf_init(&sb);
-	strbuf_addf(&sb, "%s (%s:%u)", q->label, python_short_file(q->file), q->first_lineno);
-	line.function = profile_function_at(p, profile_string(p, q->label), profile_string(p, sb.buf),
-					    profile_string(p, q->file), q->first_lineno);
-	strbuf_release(&sb);
-	l = find_line(pp, q->addr, f->instr & RB_FRAME_PC_MASK);
-	line.line = l ? l->line : q->first_lineno;
 	address = RUBY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
 	loc = profile_location_find(p, 0, address);
 	if (loc == ITAB_NONE)
@@ -750,6 +758,26 @@ static uint32_t put(struct profile *p, const struct rb_proc *pp, const struct ra
 	return g;
 }
 
+/*
+ * Frames from..to, between two entries into the VM with no C method
+ * between, are the VM's own way from one to the next (a method defined by
+ * define_method, a block run by the VM): frames of libruby with no name,
+ * replaced as the VM's frame is. Any other (rb_yield, a C function of an
+ * extension) is kept, and so are they all.
+ */
+static bool vm_helpers(const struct profile *p, const uint32_t *frames, uint32_t from, uint32_t to)
+{
+	uint32_t vm_mapping = p->locations[frames[to]].mapping, i;
+
+	for (i = from; i < to; i++) {
+		const struct prof_location *l = &p->locations[frames[i]];
+
+		if (l->kind != FRAME_USER || l->nlines || l->label || l->mapping != vm_mapping)
+			return false;
+	}
+	return vm_mapping != 0;
+}
+
 static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const struct raw_python *rr,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
@@ -786,6 +814,8 @@ static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const s
 		 */
 		if (stop == UINT32_MAX)
 			stop = v, heads = 0;
+		if (vms && !heads && v < n && vm_helpers(p, frames, i, v))
+			i = v;
 		for (k = 0; k < first && k < heads && m + 1 < max; k++)
 			put(p, pp, rr, g++, gc, out, &m);
 		for (; i < stop && m < max; i++) {

@@ -94,12 +94,26 @@ check "stackprof: alpha $bpa % and beta $bpb % of $st_total samples in bpfprof, 
 
 # pprof: the Ruby file in Functions, the line in Lines.
 start_window pprof 3 "$RUBY" $RW/rb_split.rb
-profile_window pprof -F 999 -o "$T/split.pb.gz"
+profile_window pprof -F 999 -o "$T/split.pb.gz" -o "$T/split.svg"
 if command -v go > /dev/null; then
 	go tool pprof -raw "$T/split.pb.gz" > "$T/raw.txt" 2> "$T/raw.err"
 	check "pprof: go tool pprof -raw reads it, work's Function in rb_split.rb" \
 		'[ ! -s "$T/raw.err" ] && grep -Eq " work (.*/)?tests/workloads/rb_split\.rb:[0-9]+ " "$T/raw.txt"'
 fi
+
+# SVG: Ruby's frames (methods and C methods) in a colour family of their own, rose (red high,
+# blue from 140), which no native frame's warm colour (blue under 56) is in.
+# svg_fills SVG CLASS: "R B" (decimal red and blue) of each frame of that class.
+svg_fills() {
+	grep -o "class=\"$2\"><title>[^<]*</title><rect [^>]*fill=\"#[0-9a-f]*\"" "$1" | sed 's/.*fill="#//' |
+		awk 'function hex(s) { return 16 * (index("0123456789abcdef", substr(s, 1, 1)) - 1) + index("0123456789abcdef", substr(s, 2, 1)) - 1 }
+		     { print hex(substr($0, 1, 2)), hex(substr($0, 5, 2)) }'
+}
+rose=$(svg_fills "$T/split.svg" ruby | awk '$1 >= 215 && $2 >= 140 { n++ } END { print n + 0 }')
+rall=$(svg_fills "$T/split.svg" ruby | wc -l)
+warm=$(svg_fills "$T/split.svg" user | awk '$2 >= 140 { n++ } END { print n + 0 }')
+check "svg: $rose of $rall Ruby frames rose, $warm native frames of that blue; alpha's among them" \
+	'[ "$rall" -gt 3 ] && [ "$rose" = "$rall" ] && [ "$warm" = 0 ] && grep -q "class=\"ruby\"><title>alpha (rb_split.rb:" "$T/split.svg"'
 
 # 2. Threads: each in its own method, named; OpenSSL's SHA-256 above digest_it.
 start_window threads $RUN_S "$RUBY" $RW/rb_threads.rb
