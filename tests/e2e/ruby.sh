@@ -94,12 +94,18 @@ check "stackprof: alpha $bpa % and beta $bpb % of $st_total samples in bpfprof, 
 
 # pprof: the Ruby file in Functions, the line in Lines.
 start_window pprof 3 "$RUBY" $RW/rb_split.rb
-profile_window pprof -F 999 -o "$T/split.pb.gz" -o "$T/split.svg"
+profile_window pprof -F 999 -o "$T/split.pb.gz" -o "$T/split.svg" -o "$T/callgrind.out.split"
 if command -v go > /dev/null; then
 	go tool pprof -raw "$T/split.pb.gz" > "$T/raw.txt" 2> "$T/raw.err"
 	check "pprof: go tool pprof -raw reads it, work's Function in rb_split.rb" \
 		'[ ! -s "$T/raw.err" ] && grep -Eq " work (.*/)?tests/workloads/rb_split\.rb:[0-9]+ " "$T/raw.txt"'
 fi
+
+# callgrind: fl= the Ruby file, and callgrind_annotate reads it.
+check "callgrind: fl= names the Ruby file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?tests/workloads/rb_split\.rb\$" "$T/callgrind.out.split"'
+callgrind_annotate "$T/callgrind.out.split" > "$T/annotate.txt" 2> "$T/annotate.err"
+check "callgrind: callgrind_annotate reads it: work's samples in rb_split.rb" \
+	'grep -q "rb_split\.rb:work (rb_split\.rb:[0-9]*)" "$T/annotate.txt"'
 
 # SVG: Ruby's frames (methods and C methods) in a colour family of their own, rose (red high,
 # blue from 140), which no native frame's warm colour (blue under 56) is in.
