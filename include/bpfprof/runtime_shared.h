@@ -28,6 +28,10 @@
 
 #include <bpf/libbpf.h>
 
+struct profile;
+struct raw_python;
+struct raw_sample;
+
 #include "bpfprof/intern.h"
 #include "bpfprof/unwind_row.h"
 #include "bpfprof/util.h"
@@ -137,6 +141,7 @@ struct runtime_base {
 	struct runtime_procs procs;
 	runtime_proc_fn *process_of;	/* the program's view of a process mapping one of its files */
 	size_t proc_value_size;		/* of that view */
+	const struct runtime_desc *desc;
 };
 
 /* What a runtime is, for runtime_base_init. */
@@ -148,8 +153,20 @@ struct runtime_desc {
 	runtime_proc_fn *process_of;
 	size_t proc_value_size;		/* of the program's view of a process */
 	ring_buffer_sample_fn on_notice;	/* ctx: the runtime's state */
+	/* For the generic ops below: the runtime's own, called with its lock held. */
+	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+	uint32_t runtime;		/* enum runtime_kind: the stacks merge takes */
+	uint32_t (*merge)(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rr,
+			  uint32_t *frames, uint32_t n, uint32_t max);
 };
 
+/*
+ * A runtime's state of state_size bytes, its runtime_base first, made for
+ * the program's maps fds[] (files, procs, mappings, notices); NULL if the
+ * program has none for it (fds[0] < 0).
+ */
+void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const int fds[4],
+		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
 /* b (the first member of the runtime's state) for the program's maps fds[] (files, procs, mappings, notices). */
 void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const int fds[4],
 		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
@@ -166,9 +183,13 @@ void runtime_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key 
 			  uint64_t start, uint64_t offset);
 void runtime_take_notices(void *rt);
 void runtime_after_drain(void *rt);
+bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+uint32_t runtime_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+		       uint32_t n, uint32_t max);
+/* For a runtime whose locations are found again by address: nothing to renumber. */
+void runtime_renumber_none(void *rt);
 
 /* Merging: a native frame in no file (a JIT's code: a LuaJIT trace, YJIT's). */
-struct profile;
 bool runtime_frame_anonymous(const struct profile *p, uint32_t loc);
 
 #endif

@@ -306,9 +306,9 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->g_j = f->g_j;
 }
 
-static bool file_opened(struct luajit *lj, const struct unwind_file_key *key, int fd,
-			const char *path)
+static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
 {
+	struct luajit *lj = rt;
 	struct luajit_file f;
 
 	if (runtime_files_find(&lj->b.files, key))
@@ -398,9 +398,10 @@ static bool in_vm(const struct profile *p, const struct lj_proc *pp, uint32_t lo
 	       l->address < pp->bpf.vm_end;
 }
 
-static uint32_t merge(struct luajit *lj, struct profile *p, uint32_t tgid,
-		      const struct raw_python *rl, uint32_t *frames, uint32_t n, uint32_t max)
+static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rl,
+		      uint32_t *frames, uint32_t n, uint32_t max)
 {
+	struct luajit *lj = rt;
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX], m = 0, g = 0, i, vms = 0;
 	struct py_frame lf[PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct lj_proc *pp;
@@ -471,41 +472,14 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 		.process_of = process_of,
 		.proc_value_size = sizeof(struct luajit_process),
 		.on_notice = on_notice,
+		.file_opened = file_opened,
+		.runtime = RUNTIME_LUAJIT,
+		.merge = merge,
 	};
-	struct luajit *lj;
 	int fds[4];
 
 	sampler_luajit_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
-	if (fds[0] < 0)
-		return NULL;
-	lj = xcalloc(1, sizeof(*lj));
-	runtime_base_init(&lj->b, &desc, fds, gen, ctx);
-	return lj;
-}
-
-static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
-{
-	struct luajit *lj = rt;
-	bool is;
-
-	pthread_mutex_lock(&lj->b.lock);
-	is = file_opened(lj, key, fd, path);
-	pthread_mutex_unlock(&lj->b.lock);
-	return is;
-}
-
-static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
-			 uint32_t n, uint32_t max)
-{
-	if (!rs->py.n || rs->py.runtime != RUNTIME_LUAJIT)
-		return n;
-	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
-}
-
-static void rt_renumber(void *rt)
-{
-	/* Only location ids changed; frame_location finds its locations by address. */
-	(void)rt;
+	return runtime_base_new(sizeof(struct luajit), &desc, fds, gen, ctx);
 }
 
 static void rt_stats(void *rt, struct run_figures *f)
@@ -562,12 +536,12 @@ static void rt_free(void *rt)
 const struct runtime_ops luajit_runtime = {
 	.name = "luajit",
 	.start = start,
-	.file_opened = rt_file_opened,
+	.file_opened = runtime_file_opened,
 	.process_maps = runtime_process_maps,
 	.take_notices = runtime_take_notices,
-	.merge = rt_merge,
+	.merge = runtime_merge,
 	.after_drain = runtime_after_drain,
-	.renumber = rt_renumber,
+	.renumber = runtime_renumber_none,
 	.stats = rt_stats,
 	.summarize = summarize_luajit,
 	.free = rt_free,

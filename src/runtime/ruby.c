@@ -616,8 +616,9 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->l = f->l;
 }
 
-static bool file_opened(struct ruby *rb, const struct unwind_file_key *key, int fd, const char *path)
+static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
 {
+	struct ruby *rb = rt;
 	struct ruby_file f;
 
 	if (runtime_files_find(&rb->b.files, key))
@@ -778,9 +779,10 @@ static bool vm_helpers(const struct profile *p, const uint32_t *frames, uint32_t
 	return vm_mapping != 0;
 }
 
-static uint32_t merge(struct ruby *rb, struct profile *p, uint32_t tgid, const struct raw_python *rr,
+static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rr,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
+	struct ruby *rb = rt;
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, v, vms = 0;
 	uint32_t rn = rr->n < PY_MAX_FRAMES ? rr->n : PY_MAX_FRAMES;
 	uint32_t at[PY_MAX_FRAMES], heads, first, k, gc, stop;
@@ -866,41 +868,14 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 		.process_of = process_of,
 		.proc_value_size = sizeof(struct ruby_process),
 		.on_notice = on_notice,
+		.file_opened = file_opened,
+		.runtime = RUNTIME_RUBY,
+		.merge = merge,
 	};
-	struct ruby *rb;
 	int fds[4];
 
 	sampler_ruby_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
-	if (fds[0] < 0)
-		return NULL;
-	rb = xcalloc(1, sizeof(*rb));
-	runtime_base_init(&rb->b, &kind, fds, gen, ctx);
-	return rb;
-}
-
-static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
-{
-	struct ruby *rb = rt;
-	bool is;
-
-	pthread_mutex_lock(&rb->b.lock);
-	is = file_opened(rb, key, fd, path);
-	pthread_mutex_unlock(&rb->b.lock);
-	return is;
-}
-
-static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
-			 uint32_t n, uint32_t max)
-{
-	if (!rs->py.n || rs->py.runtime != RUNTIME_RUBY)
-		return n;
-	return merge(rt, p, rs->tgid, &rs->py, frames, n, max);
-}
-
-static void rt_renumber(void *rt)
-{
-	/* Only location ids changed; frame_location finds its locations by address. */
-	(void)rt;
+	return runtime_base_new(sizeof(struct ruby), &kind, fds, gen, ctx);
 }
 
 static void rt_stats(void *rt, struct run_figures *f)
@@ -949,12 +924,12 @@ static void rt_free(void *rt)
 const struct runtime_ops ruby_runtime = {
 	.name = "ruby",
 	.start = start,
-	.file_opened = rt_file_opened,
+	.file_opened = runtime_file_opened,
 	.process_maps = runtime_process_maps,
 	.take_notices = runtime_take_notices,
-	.merge = rt_merge,
+	.merge = runtime_merge,
 	.after_drain = runtime_after_drain,
-	.renumber = rt_renumber,
+	.renumber = runtime_renumber_none,
 	.stats = rt_stats,
 	.summarize = summarize_ruby,
 	.free = rt_free,

@@ -12,6 +12,7 @@
 
 #include "bpfprof/profile.h"
 #include "bpfprof/runtime_shared.h"
+#include "bpfprof/sampler.h"
 
 /* The namer ------------------------------------------------------------------------ */
 
@@ -263,8 +264,21 @@ void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, con
 	b->procs.release = k->release;
 	b->process_of = k->process_of;
 	b->proc_value_size = k->proc_value_size;
+	b->desc = k;
 	pthread_mutex_init(&b->lock, NULL);
 	namer_start(&b->namer, fds[3], k->on_notice, b, &b->lock, k->what);
+}
+
+void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const int fds[4],
+		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+{
+	struct runtime_base *b;
+
+	if (fds[0] < 0)
+		return NULL;
+	b = xcalloc(1, state_size);
+	runtime_base_init(b, k, fds, gen, ctx);
+	return b;
 }
 
 void runtime_base_release(struct runtime_base *b)
@@ -330,4 +344,30 @@ bool runtime_frame_anonymous(const struct profile *p, uint32_t loc)
 		return true;
 	file = profile_str(p, p->mappings[l->mapping].file);
 	return !file[0] || !strncmp(file, "[anon", 5);
+}
+
+bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+{
+	struct runtime_base *b = rt;
+	bool is;
+
+	pthread_mutex_lock(&b->lock);
+	is = b->desc->file_opened(rt, key, fd, path);
+	pthread_mutex_unlock(&b->lock);
+	return is;
+}
+
+uint32_t runtime_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
+		       uint32_t n, uint32_t max)
+{
+	const struct runtime_base *b = rt;
+
+	if (!rs->py.n || rs->py.runtime != b->desc->runtime)
+		return n;
+	return b->desc->merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+}
+
+void runtime_renumber_none(void *rt)
+{
+	(void)rt;
 }

@@ -57,6 +57,14 @@ bpf_ns() {
 	done
 }
 
+# pair_ready: what pair_run needs (root, the built bpfprof, /usr/bin/time), bpf_stats on.
+pair_ready() {
+	[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
+	[ -x "$BPFPROF" ] || die "build first: make O=$O"
+	[ -x /usr/bin/time ] || die "needs time (make deps)"
+	bpf_stats_on
+}
+
 # pair_run DIR NOFLAG [ARGS...]: bpfprof (a runtime's frames read, the default) and bpfprof
 # NOFLAG (native frames only) attached at once to the whole machine at $F Hz for $RUN_S s, so
 # both run on the same samples: DIR/frames.* and DIR/native.* (.folded, .err, .time: user and

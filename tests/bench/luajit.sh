@@ -30,11 +30,8 @@ F=999
 . "$(dirname "$0")/lib.sh"
 bench_start luajit
 
-[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
-[ -x "$BPFPROF" ] || die "build first: make O=$O"
-[ -x /usr/bin/time ] || die "needs time (make deps)"
+pair_ready
 [ -x /usr/bin/luajit ] || die "needs luajit (make deps installs OpenResty's luajit2)"
-bpf_stats_on
 
 # name:path; upstream only once make has unpacked it (make O=$O $O/luajit-upstream/.unpacked).
 LUAJITS=(openresty:/usr/bin/luajit)

@@ -28,11 +28,7 @@ F=999
 . "$(dirname "$0")/lib.sh"
 bench_start python
 
-[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
-[ -x "$BPFPROF" ] || die "build first: make O=$O"
-[ -x /usr/bin/time ] || die "needs time (make deps)"
-bpf_stats_on
-
+pair_ready
 
 PYTHONS=(/usr/bin/python3.11)
 for v in 3.10.13 3.11.7 3.12.1 3.13.0; do

@@ -28,11 +28,8 @@ F=999
 . "$(dirname "$0")/lib.sh"
 bench_start ruby
 
-[ "$(id -u)" = 0 ] || die "run as root: the profilers load BPF programs (sudo make bench)"
-[ -x "$BPFPROF" ] || die "build first: make O=$O"
-[ -x /usr/bin/time ] || die "needs time (make deps)"
+pair_ready
 RUBY=$(command -v ruby3.1) || die "needs ruby3.1 (make deps)"
-bpf_stats_on
 
 # The workload: Ruby calls DEPTH deep over a loop of dependent arithmetic
 # (one process) or over OpenSSL's SHA-256 of 64 KiB (the other).

@@ -25,14 +25,24 @@ fi
 
 FR='\(rb_split\.rb:[0-9]+\)'
 
+# split_run NAME RUBY...: rb_split.rb run and profiled as NAME; sets a and b (alpha's and
+# beta's samples), want (the ratio the workload measured), total and whole (of them, whole
+# from _start through <main>).
+split_run() {
+	local name=$1 wa wb
+	shift
+	start_window "$name" $SPLIT_S "$@" $RW/rb_split.rb
+	profile_window "$name" -F $F
+	read -r wa wb < "$T/$name.out"
+	a=$(sum_matching "$T/$name.folded" ";alpha $FR(;|\$)")
+	b=$(sum_matching "$T/$name.folded" ";beta $FR(;|\$)")
+	want=$(ratio "$wa" "$wb")
+	total=$(folded_total "$T/$name.folded")
+	whole=$(sum_matching "$T/$name.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?<main> $FR;")
+}
+
 # 1. alpha and beta: the split the workload measured; every sample with Ruby frames, whole.
-start_window split $SPLIT_S "$RUBY" $RW/rb_split.rb
-profile_window split -F $F
-read -r wa wb < "$T/split.out"
-a=$(sum_matching "$T/split.folded" ";alpha $FR(;|\$)")
-b=$(sum_matching "$T/split.folded" ";beta $FR(;|\$)")
-total=$(folded_total "$T/split.folded")
-want=$(ratio "$wa" "$wb")
+split_run split "$RUBY"
 if [ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5; then
 	ok "rb_split: alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $want (within 5 %)"
 else
@@ -40,7 +50,7 @@ else
 	top "$T/split.folded"; diag "$T/split.err"; diag "$T/split.wl"
 fi
 ruby=$(sum_matching "$T/split.folded" "$FR")
-whole=$(sum_matching "$T/split.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?<main> $FR;")
+split_total=$total
 check "rb_split: $(share "$ruby" "$total")% of $total samples carry Ruby frames (>= 95 %)" \
 	'[ "$total" -gt 0 ] && within "$(share "$ruby" "$total")" 95 100'
 check "rb_split: $(share "$whole" "$ruby")% of them whole from _start through <main> (>= 95 %)" \
@@ -54,28 +64,18 @@ check "rb_split: the summary counts Ruby's samples: '$(grep -m1 '^bpfprof: ruby:
 # 3.3 built from its release with --enable-shared): the same split, with class names.
 for other in ${RUBY_EXTRA:-}; do
 	v=$("$other" -e 'print RUBY_VERSION' 2> /dev/null)
-	start_window other $SPLIT_S "$other" $RW/rb_split.rb
-	profile_window other -F $F
-	read -r wa wb < "$T/other.out"
-	a=$(sum_matching "$T/other.folded" ";alpha $FR(;|\$)")
-	b=$(sum_matching "$T/other.folded" ";beta $FR(;|\$)")
-	check "Ruby ${v:-?} ($other): alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $(ratio "$wa" "$wb") (within 5 %)" \
-		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$(ratio "$wa" "$wb")" 5 && grep -q "Process.clock_gettime" "$T/other.folded"'
+	split_run other "$other"
+	check "Ruby ${v:-?} ($other): alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $want (within 5 %)" \
+		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5 && grep -q "Process.clock_gettime" "$T/other.folded"'
 done
 
 # 1c. YJIT (ruby --yjit): its code has no CFI; the walk goes on at the rb_vm_exec that ran it
 # (from the tag that rb_vm_exec pushed), so samples in it keep their Ruby frames and their
 # native callers, and the split holds.
 if "$RUBY" --yjit -e 'exit(RubyVM::YJIT.enabled? ? 0 : 1)' 2> /dev/null; then
-	start_window yjit $SPLIT_S "$RUBY" --yjit $RW/rb_split.rb
-	profile_window yjit -F $F
-	read -r wa wb < "$T/yjit.out"
-	a=$(sum_matching "$T/yjit.folded" ";alpha $FR(;|\$)")
-	b=$(sum_matching "$T/yjit.folded" ";beta $FR(;|\$)")
-	yt=$(folded_total "$T/yjit.folded")
-	yw=$(sum_matching "$T/yjit.folded" "^[^;]*;_start;(.*;)?ruby_run_node;(.*;)?<main> $FR;")
-	check "YJIT: alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $(ratio "$wa" "$wb") (within 5 %); $(share "$yw" "$yt")% of $yt samples whole from _start through <main> (>= 95 %)" \
-		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$(ratio "$wa" "$wb")" 5 && within "$(share "$yw" "$yt")" 95 100'
+	split_run yjit "$RUBY" --yjit
+	check "YJIT: alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $want (within 5 %); $(share "$whole" "$total")% of $total samples whole from _start through <main> (>= 95 %)" \
+		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5 && within "$(share "$whole" "$total")" 95 100'
 else
 	not_ok "YJIT: $RUBY --yjit has no YJIT"
 fi
@@ -146,11 +146,12 @@ if [ -e "$WL/rb_ext.so" ]; then
 	profile_window ext -F $F
 	read -r ey ec en < "$T/ext.out"
 	FE='\(rb_ext\.rb:[0-9]+\)'
+	FW='\(rb_window\.rb:[0-9]+\)'
 	yall=$(sum_matching "$T/ext.folded" ";by_yield $FE;")
 	call=$(sum_matching "$T/ext.folded" ";by_call $FE;")
 	nall=$(sum_matching "$T/ext.folded" ";in_c $FE;")
-	ys=$(sum_matching "$T/ext.folded" ";by_yield $FE;RbExt\.each_step;ext_each_step;(.*;)?rb_yield;(.*;)?block in by_yield $FE;chain $FE(;|\$)")
-	cs=$(sum_matching "$T/ext.folded" ";by_call $FE;RbExt\.call_each;ext_call_each;(.*;)?rb_funcallv?;(.*;)?step $FE;chain $FE(;|\$)")
+	ys=$(sum_matching "$T/ext.folded" ";by_yield $FE;RbExt\.each_step;ext_each_step;(.*;)?rb_yield;(.*;)?block in by_yield $FE;chain $FW(;|\$)")
+	cs=$(sum_matching "$T/ext.folded" ";by_call $FE;RbExt\.call_each;ext_call_each;(.*;)?rb_funcallv?;(.*;)?step $FE;chain $FW(;|\$)")
 	ns=$(sum_matching "$T/ext.folded" ";in_c $FE;RbExt\.c_chain;ext_c_chain\$")
 	check "C extension: $(share "$ys" "$yall")% of by_yield's $yall samples read by_yield;RbExt.each_step;ext_each_step;..rb_yield..;block in by_yield;chain (>= 90 %)" \
 		'[ "$RC" = 0 ] && [ "$yall" -gt 500 ] && within "$(share "$ys" "$yall")" 90 100'
@@ -174,8 +175,8 @@ at=$(folded_total "$T/alloc.folded")
 check "gc: $gc_frames samples with [ruby: gc] under alloc, the program counted ${gc_counted:-none} collecting (within 2 %; $(share "$gc_frames" "$at")% of $at)" \
 	'[ "$RC" = 0 ] && [ "${gc_counted:-0}" -gt 50 ] && near_pct "$gc_frames" "$gc_counted" 1 2'
 split_gc=$(sum_matching "$T/split.folded" '\[ruby: gc\]')
-check "gc: rb_split, which makes no garbage in its loop: $split_gc samples with [ruby: gc] of $total (< 1 %)" \
-	'within "$(share "$split_gc" "$total")" 0 1'
+check "gc: rb_split, which makes no garbage in its loop: $split_gc samples with [ruby: gc] of $split_total (< 1 %)" \
+	'within "$(share "$split_gc" "$split_total")" 0 1'
 
 # 3. rdoc over part of the standard library: most of its samples with Ruby frames.
 mkdir -p "$T/rdoc"
@@ -240,7 +241,7 @@ start_window churn $RUN_S "$RUBY" $RW/rb_churn.rb
 profile_window churn -F $F
 cht=$(folded_total "$T/churn.folded")
 chr=$(sum_matching "$T/churn.folded" '\(rb_churn\.rb:[0-9]+\)')
-chf=$(sum_matching "$T/churn.folded" ';block in ping_pong \(rb_churn\.rb:[0-9]+\);Kernel#loop;(.*;)?chain \(rb_churn\.rb:[0-9]+\)')
+chf=$(sum_matching "$T/churn.folded" ';block in ping_pong \(rb_churn\.rb:[0-9]+\);Kernel#loop;(.*;)?chain \(rb_window\.rb:[0-9]+\)')
 check "changing stacks: $(share "$chr" "$cht")% of $cht samples with Ruby frames (>= 95 %), $chf in the fiber's own stack; '$(grep -o '[0-9]* iseqs and .* not readable' "$T/churn.err")', exit 0" \
 	'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$cht" -gt 5000 ] && within "$(share "$chr" "$cht")" 95 100 && [ "$chf" -gt 100 ]'
 

@@ -9,16 +9,6 @@
 # usage: ruby rb_churn.rb SECONDS [READY_FILE GO_FILE]
 require_relative "rb_window"
 
-def chain(steps)
-  x = 1
-  i = 0
-  while i < steps
-    x = (x * 31 + 7) & 0xffffff
-    i += 1
-  end
-  x
-end
-
 def dive(k)
   throw :up, chain(200) if k.zero?
   dive(k - 1)

@@ -10,16 +10,6 @@ require "rb_ext"
 
 UNIT = 20_000
 
-def chain(steps)
-  x = 1
-  i = 0
-  while i < steps
-    x = (x * 31 + 7) & 0xffffff
-    i += 1
-  end
-  x
-end
-
 # Called from C by RbExt.call_each.
 class Stepper
   def step(_i)

@@ -8,16 +8,6 @@
 require_relative "rb_window"
 require "openssl"
 
-def chain(steps)
-  x = 1
-  i = 0
-  while i < steps
-    x = (x * 31 + 7) & 0xffffff
-    i += 1
-  end
-  x
-end
-
 def spin_left(stop)
   t0 = RbWindow.cpu
   chain(10_000) while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
