@@ -28,10 +28,10 @@ static __always_inline bool new_program_in_exec(void)
 	struct pt_regs *regs;
 
 	if (!bpf_core_field_exists(task->in_execve) ||
-	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) || !task->mm)
+	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) || !BPF_CORE_READ(task, mm))
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	return regs->sp == task->mm->start_stack;
+	return BPF_CORE_READ(regs, sp) == BPF_CORE_READ(task, mm, start_stack);
 }
 
 /*

@@ -150,11 +150,11 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	r->head.kstack_bytes = !settings.kernel_stacks ? -EFAULT :
 			  user_mode ? 0 : bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
 	r->ip = r->sp = r->bp = 0;
-	if (settings.user_stacks && task->mm) {
+	if (settings.user_stacks && BPF_CORE_READ(task, mm)) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		r->ip = regs->ip;
-		r->sp = regs->sp;
-		r->bp = regs->bp;
+		r->ip = BPF_CORE_READ(regs, ip);
+		r->sp = BPF_CORE_READ(regs, sp);
+		r->bp = BPF_CORE_READ(regs, bp);
 		for (i = 0; i < BPFPROF_MAX_STACK_COPY / BPFPROF_STACK_CHUNK; i++) {
 			__u64 addr = r->sp + i * BPFPROF_STACK_CHUNK;
 			__u32 tail;

@@ -107,7 +107,7 @@ static __always_inline __u64 current_ec(const struct ruby_process *p)
 	if (bpf_probe_read_user(got, sizeof(got), (void *)p->ec_tls) || !got[0] || got[0] > 4096 ||
 	    got[1] > 4096)
 		return 0;
-	dtv = rb_read(task->thread.fsbase + 8);
+	dtv = rb_read(BPF_CORE_READ(task, thread.fsbase) + 8);
 	if (!dtv)
 		return 0;
 	block = rb_read(dtv + got[0] * 16);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,26 +33,28 @@ void unwind_tables_release(struct unwind_tables *t)
 }
 
 /*
- * Rows into the rows map from index first, in one system call a batch.
- * (Mapping the map instead would count all of it in our RSS at once.)
+ * Rows into the rows map from index first, written in place: the pages
+ * they fall in mapped (the map is BPF_F_MMAPABLE), copied, unmapped, so
+ * that only a file's own pages count in our RSS, and only while written.
+ * A batch update instead copied them into the kernel one row at a time
+ * (15 % of a 1 s run's CPU).
  */
 static int write_rows(struct unwind_tables *t, uint32_t first, const struct unwind_row *rows,
 		      uint32_t nr)
 {
-	enum { BATCH = 65536 };
-	uint32_t *keys = xmalloc((nr < BATCH ? nr : BATCH) * sizeof(*keys));
-	uint32_t done = 0, i, n;
-	int err = 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t lo = (size_t)first * sizeof(*rows), hi = lo + (size_t)nr * sizeof(*rows);
+	size_t off = lo & ~(page - 1), len = (hi - off + page - 1) & ~(page - 1);
+	void *m;
 
-	while (!err && done < nr) {
-		n = nr - done < BATCH ? nr - done : BATCH;
-		for (i = 0; i < n; i++)
-			keys[i] = first + done + i;
-		err = bpf_map_update_batch(t->rows_fd, keys, rows + done, &n, NULL);
-		done += n;
-	}
-	free(keys);
-	return err;
+	if (!nr)
+		return 0;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->rows_fd, (off_t)off);
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy((char *)m + (lo - off), rows, (size_t)nr * sizeof(*rows));
+	munmap(m, len);
+	return 0;
 }
 
 struct unwind_file_key unwind_file_key_of(const struct stat *st)
