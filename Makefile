@@ -314,7 +314,10 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # then Ruby frames against --no-ruby on the same samples (some 1 minute), in
 # tests/bench/ruby.md;
 # then --off-cpu against bcc's offcputime (PEER=path if offcputime-bpfcc
-# cannot run here; some 2 minutes), in tests/bench/offcpu.md.
+# cannot run here; some 2 minutes), in tests/bench/offcpu.md; then what
+# bpfprof itself costs (CPU, start, RSS, the agent) against bcc's
+# libbpf-tools profile where PEER_PROFILE=path names one (some 4 minutes),
+# in tests/bench/cost.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -330,6 +333,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/luajit.sh
 	O=$(O) bash tests/bench/ruby.sh
 	O=$(O) bash tests/bench/offcpu.sh
+	O=$(O) PEER_PROFILE=$(PEER_PROFILE) bash tests/bench/cost.sh
 
 # Fuzzing ---------------------------------------------------------------------
 
