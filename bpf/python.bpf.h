@@ -301,10 +301,12 @@ static __always_inline void store_interp_stack(__u32 set, const struct sample_ke
 		st->v[STAT_PY_NOTICES_LOST]++;
 		return;
 	}
-	/* Read every 20 ms anyway: woken early only when the ring fills. */
-	bpf_ringbuf_submit(notice, bpf_ringbuf_query(notices, BPF_RB_AVAIL_DATA) >=
-				   bpf_ringbuf_query(notices, BPF_RB_RING_SIZE) / 4 ?
-				   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	/*
+	 * The kernel wakes the namer only for the first notice since it last
+	 * read (the ring's adaptive wakeup): once a batch, none while nothing
+	 * is new (runtime_shared.c).
+	 */
+	bpf_ringbuf_submit(notice, 0);
 }
 
 /* The Python frames key names (walked last on this CPU) into out; out->n 0 if none. */

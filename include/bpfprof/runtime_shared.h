@@ -36,7 +36,7 @@ struct raw_sample;
 #include "bpfprof/unwind_row.h"
 #include "bpfprof/util.h"
 
-/* New stacks named this often, beside the drains. */
+/* New stacks are read at most this often, beside the drains (at once when they come alone). */
 #define NAMER_MS 5
 
 struct namer {
@@ -45,11 +45,12 @@ struct namer {
 	bool running;
 	bool stopping;			/* namer_stop to the thread: atomic loads and stores */
 	pthread_mutex_t *lock;
+	int epoll_fd, stop_fd;		/* the thread waits on the ring and on stop_fd (an eventfd) */
 };
 
 /*
  * Notices from the ring at notices_fd, each to on_notice(ctx, ...) under
- * lock, on a thread every NAMER_MS. what ("Python", "Lua") names the
+ * lock, on a thread woken by them (NAMER_MS apart at most). what ("Python", "Lua") names the
  * frames in the warning when that cannot be (named at each drain then).
  */
 void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notice, void *ctx,

@@ -4,8 +4,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <stdio.h>
@@ -25,17 +28,43 @@ void namer_take(struct namer *n)
 	pthread_mutex_unlock(n->lock);
 }
 
+/*
+ * Asleep until the program sends a notice (the first since the last read
+ * wakes the ring's epoll) or namer_stop writes its eventfd; then what came
+ * is named, and NAMER_MS pass before the next wait, so that a burst of new
+ * stacks is read in batches. A run with nothing new costs no wakeups.
+ */
 static void *namer_loop(void *arg)
 {
 	struct namer *n = arg;
 	struct timespec nap = { 0, NAMER_MS * 1000000L };
+	struct epoll_event ev;
 
-	/* The program wakes no one for a notice (it would cost at every new stack): a timer. */
 	while (!__atomic_load_n(&n->stopping, __ATOMIC_ACQUIRE)) {
+		if (epoll_wait(n->epoll_fd, &ev, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (__atomic_load_n(&n->stopping, __ATOMIC_ACQUIRE))
+			break;
 		namer_take(n);
 		nanosleep(&nap, NULL);
 	}
 	return NULL;
+}
+
+/* An epoll set of the ring's own and the eventfd namer_stop wakes it with: 0 or -errno. */
+static int namer_wakeups(struct namer *n)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	n->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	n->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (n->epoll_fd < 0 || n->stop_fd < 0)
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(n->ring);
+	if (epoll_ctl(n->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	ev.data.fd = n->stop_fd;
+	return epoll_ctl(n->epoll_fd, EPOLL_CTL_ADD, n->stop_fd, &ev) ? -errno : 0;
 }
 
 void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notice, void *ctx,
@@ -46,7 +75,13 @@ void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notic
 
 	memset(n, 0, sizeof(*n));
 	n->lock = lock;
+	n->epoll_fd = n->stop_fd = -1;
 	n->ring = ring_buffer__new(notices_fd, on_notice, ctx, NULL);
+	if (n->ring && (err = namer_wakeups(n))) {
+		ring_buffer__free(n->ring);
+		n->ring = NULL;
+		errno = -err;
+	}
 	if (!n->ring) {
 		warning("cannot read the program's %s stacks (%s): %s frames named at each drain "
 			"only, those of short processes may stay unnamed", what, strerror(errno), what);
@@ -65,12 +100,23 @@ void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notic
 
 void namer_stop(struct namer *n)
 {
+	uint64_t one = 1;
+
 	__atomic_store_n(&n->stopping, true, __ATOMIC_RELEASE);
-	if (n->running)
+	if (n->running) {
+		/* An eventfd's counter takes the write: the thread wakes, sees stopping. */
+		if (write(n->stop_fd, &one, sizeof(one)) != sizeof(one))
+			warning("cannot wake the naming thread: %s", strerror(errno));
 		pthread_join(n->thread, NULL);
+	}
 	n->running = false;
 	ring_buffer__free(n->ring);
 	n->ring = NULL;
+	if (n->epoll_fd >= 0)
+		close(n->epoll_fd);
+	if (n->stop_fd >= 0)
+		close(n->stop_fd);
+	n->epoll_fd = n->stop_fd = -1;
 }
 
 /* Files ---------------------------------------------------------------------------- */
