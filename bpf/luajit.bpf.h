@@ -81,7 +81,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 } luajit_globals SEC(".maps");
 
 struct {

@@ -52,7 +52,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct unwind_file_key);
 	__type(value, __u8);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 } tables_asked SEC(".maps");
 
 struct {
