@@ -32,9 +32,11 @@ Q := @
 msg = @printf '  %-8s %s\n' $(1) $(2)
 endif
 
-PKGS      := libbpf libelf libdw zlib libmicrohttpd libcurl
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz -lmicrohttpd -lcurl) -liberty
+# libmicrohttpd and libcurl: their headers only; src/netlibs.c opens them when
+# --listen or --push first needs them, so that every other run skips their load.
+PKGS      := libbpf libelf libdw zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) libmicrohttpd libcurl 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -lz) -liberty
 
 CFLAGS   ?= -O2 -g -fno-omit-frame-pointer
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \

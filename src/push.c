@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfprof/netlibs.h"
 #include "bpfprof/output.h"
 #include "bpfprof/push.h"
 #include "bpfprof/summary.h"
@@ -185,7 +186,7 @@ struct sink *pusher_start(const struct options *o, struct profile *session, uint
 	int err;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		error("--push: libcurl cannot start");
+		error("--push: libcurl cannot start%s%s", *netlibs_why() ? ": " : "", netlibs_why());
 		return NULL;
 	}
 	p = xcalloc(1, sizeof(*p));

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfprof/netlibs.h"
 #include "bpfprof/output.h"
 #include "bpfprof/serve.h"
 #include "bpfprof/util.h"
@@ -340,7 +341,8 @@ struct server *server_start(const char *addr, struct profile *session)
 				     MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!s->daemon) {
-		error("cannot start the HTTP server on %s: %s", addr, strerror(errno));
+		error("cannot start the HTTP server on %s: %s", addr,
+		      *netlibs_why() ? netlibs_why() : strerror(errno));
 		close(fd);
 		pthread_mutex_destroy(&s->lock);
 		free(s);

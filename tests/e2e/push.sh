@@ -111,3 +111,10 @@ for args in "--push ftp://x" "--push-interval 5" "--app-name x" "--push http://x
 	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
 		'[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
 done
+
+# libcurl is opened when --push first needs it: missing, one line naming the package.
+lib=$(readlink -f "$(ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ { print $NF; exit }')")
+unshare -m sh -c "mount --bind /dev/null '$lib' && exec $BPFPROF --push http://127.0.0.1:1 -d 1 -o '$T/nolib.folded'" 2> "$T/nolib.err"
+rc=$?
+check "--push without libcurl: exit $rc, $(cat "$T/nolib.err")" \
+	'[ -n "$lib" ] && [ $rc = 1 ] && [ "$(wc -l < "$T/nolib.err")" = 1 ] && grep -q "install libcurl4" "$T/nolib.err"'

@@ -191,3 +191,10 @@ for arg in "6060" "host:port" "::1:6060" "127.0.0.1:70000"; do
 	check "--listen $arg -> exit $rc: $(cat "$T/bad.err")" \
 		'[ $rc = 2 ] && [ "$(wc -l < "$T/bad.err")" = 1 ]'
 done
+
+# libmicrohttpd is opened when --listen first needs it: missing, one line naming the package.
+lib=$(readlink -f "$(ldconfig -p | awk '/libmicrohttpd\.so\.12 .*x86-64/ { print $NF; exit }')")
+unshare -m sh -c "mount --bind /dev/null '$lib' && exec $BPFPROF --listen 127.0.0.1:1 -d 1" 2> "$T/nolib.err"
+rc=$?
+check "--listen without libmicrohttpd: exit $rc, $(cat "$T/nolib.err")" \
+	'[ -n "$lib" ] && [ $rc = 1 ] && [ "$(wc -l < "$T/nolib.err")" = 1 ] && grep -q "install libmicrohttpd12" "$T/nolib.err"'

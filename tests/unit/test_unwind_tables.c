@@ -29,11 +29,13 @@ static Elf *open_elf(const char *path, int *fd)
 static int make_maps(uint32_t rows, int *files_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, lazy, .map_flags = BPF_F_NO_PREALLOC);
+	/* As the program's: written in place through an mmap. */
+	LIBBPF_OPTS(bpf_map_create_opts, mapped, .map_flags = BPF_F_MMAPABLE);
 
 	*files_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_files", sizeof(struct unwind_file_key),
 				   sizeof(struct unwind_file), 64, &lazy);
 	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_rows", sizeof(__u32),
-			      sizeof(struct unwind_row), rows, NULL);
+			      sizeof(struct unwind_row), rows, &mapped);
 }
 
 /* The slice the files map holds for key; nr 0 if none. */
