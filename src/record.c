@@ -365,13 +365,7 @@ static void track_processes(struct session *ss)
 		ss->sym.procs.catch_up = catch_up;
 		ss->sym.procs.catch_up_ctx = ss;
 	}
-	/*
-	 * With the walk's tables, a running process's files are opened (their
-	 * tables built, a runtime's found) when its first sample asks for
-	 * them: a run pays only for what it samples. Until then its frames are
-	 * walked by frame pointers, counted as such.
-	 */
-	symbolizer_scan(&ss->sym, !ss->sym.tables, process_gen, ss);
+	symbolizer_scan(&ss->sym, process_gen, ss);
 	give_mappings(ss);
 }
 

@@ -155,13 +155,8 @@ void symbolizer_use_tables(struct symbolizer *s, struct unwind_tables *t);
 void symbolizer_table_request(struct symbolizer *s, const struct table_request *r);
 /* Start of a drain: live processes may be re-read once if an address misses. */
 void symbolizer_new_generation(struct symbolizer *s);
-/*
- * Every process alive now, as generation current_gen() says the kernel
- * counts; with open_files, their files opened now too (else when a table
- * request or a drain needs them).
- */
-void symbolizer_scan(struct symbolizer *s, bool open_files,
-		     uint32_t (*current_gen)(void *ctx, uint32_t tgid),
+/* Every process alive now, as generation current_gen() says the kernel counts. */
+void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, uint32_t tgid),
 		     void *ctx);
 /*
  * A side-band record: the process tables follow it, and the file of a new

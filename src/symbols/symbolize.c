@@ -45,14 +45,14 @@ void symbolizer_new_generation(struct symbolizer *s)
 	kernel_symbols_check_modules(&s->kernel);
 }
 
-void symbolizer_scan(struct symbolizer *s, bool open_files,
-		     uint32_t (*current_gen)(void *ctx, uint32_t tgid), void *ctx)
+void symbolizer_scan(struct symbolizer *s, uint32_t (*current_gen)(void *ctx, uint32_t tgid),
+		     void *ctx)
 {
 	uint32_t i;
 
 	procs_scan(&s->procs, current_gen, ctx);
 	/* Their files too, now: a process may be gone by the drain that needs them. */
-	for (i = 0; open_files && i < s->procs.nr; i++)
+	for (i = 0; i < s->procs.nr; i++)
 		open_files_of(s, s->procs.procs[i]);
 }
 
