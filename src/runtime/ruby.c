@@ -168,7 +168,7 @@ static int read_string(struct rb_proc *pp, uint64_t str, size_t max, char **out)
 		len = head[2];
 		ptr = head[3];
 	} else {
-		len = pp->n->str_len_at ? head[2] : (head[0] >> 14) & 0x1f;
+		len = pp->n->str_len_at ? head[(pp->n->str_len_at / 8) & 3] : (head[0] >> 14) & 0x1f;
 		ptr = str + pp->n->str_embed_at;
 	}
 	if (len > max)
@@ -700,12 +700,12 @@ static bool in_vm(const struct profile *p, const struct rb_proc *pp, const uint3
 }
 
 /*
- * A C method called from C (a method calling another through rb_funcall)
- * stands at its own native frame, not with its VM entry's frames: of the
- * native frames from..to, the one nearest above the start of the C function
- * it runs. That one is its own when its frame is there: any other
- * function's addresses above that start lie past its end. None within
- * reach (a tail call, a sample taken before the call): UINT32_MAX.
+ * A C method stands at its own native frame, so that one called from C (a
+ * method calling another through rb_funcall) stands above its caller's C
+ * frames: of the native frames from..to, the one nearest above the start
+ * of the C function it runs. That one is its own when its frame is there:
+ * any other function's addresses above that start lie past its end. None
+ * within reach (a tail call, a sample taken before the call): UINT32_MAX.
  */
 #define CFUNC_REACH	(64u << 10)
 
