@@ -138,7 +138,8 @@ static long thread_search_step(__u32 i, struct thread_search *s)
 static __always_inline __u64 thread_state(const struct python_process *p, __u32 pid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_search s = { .self = BPF_CORE_READ(task, thread.fsbase), .thread_id = p->off.tstate_thread_id,
+	struct thread_search s = { .self = BPF_CORE_READ(task, thread.fsbase),
+				   .thread_id = p->off.tstate_thread_id,
 				   .next = p->off.tstate_next };
 	__u64 *cached;
 

@@ -9,7 +9,8 @@
  * cannot be opened makes its first function fail as the library would
  * (curl_global_init, MHD_start_daemon), and netlibs_why() says why.
  */
-#define CURL_DISABLE_TYPECHECK	/* curl.h's type-checking macros would rename the definitions below */
+/* curl.h's type-checking macros would rename the definitions below. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <microhttpd.h>
@@ -27,7 +28,8 @@ struct netlib {
 };
 
 static struct netlib curl_lib = { "libcurl.so.4", "libcurl4", PTHREAD_ONCE_INIT, NULL };
-static struct netlib mhd_lib = { "libmicrohttpd.so.12", "libmicrohttpd12", PTHREAD_ONCE_INIT, NULL };
+static struct netlib mhd_lib = { "libmicrohttpd.so.12", "libmicrohttpd12", PTHREAD_ONCE_INIT,
+				 NULL };
 
 static char why[512];
 
@@ -88,8 +90,10 @@ FORWARD_VOID(curl_lib, open_curl, curl_global_cleanup, (void), ())
 FORWARD(curl_lib, open_curl, CURL *, curl_easy_init, (void), (), NULL)
 FORWARD_VOID(curl_lib, open_curl, curl_easy_cleanup, (CURL *c), (c))
 FORWARD(curl_lib, open_curl, CURLcode, curl_easy_perform, (CURL *c), (c), CURLE_FAILED_INIT)
-FORWARD(curl_lib, open_curl, const char *, curl_easy_strerror, (CURLcode rc), (rc), "libcurl not loaded")
-FORWARD(curl_lib, open_curl, char *, curl_easy_escape, (CURL *c, const char *s, int n), (c, s, n), NULL)
+FORWARD(curl_lib, open_curl, const char *, curl_easy_strerror, (CURLcode rc), (rc),
+	"libcurl not loaded")
+FORWARD(curl_lib, open_curl, char *, curl_easy_escape, (CURL *c, const char *s, int n), (c, s, n),
+	NULL)
 FORWARD_VOID(curl_lib, open_curl, curl_free, (void *p), (p))
 FORWARD(curl_lib, open_curl, curl_mime *, curl_mime_init, (CURL *c), (c), NULL)
 FORWARD_VOID(curl_lib, open_curl, curl_mime_free, (curl_mime *m), (m))

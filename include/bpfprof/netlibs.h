@@ -6,7 +6,7 @@
 #ifndef BPFPROF_NETLIBS_H
 #define BPFPROF_NETLIBS_H
 
-/* Why a library could not be loaded ("" if none failed): the soname, the loader's reason, the package. */
+/* Why a library could not be loaded ("" if none did): its soname, the loader's reason, the package. */
 const char *netlibs_why(void);
 
 #endif
