@@ -189,6 +189,8 @@ uint32_t runtime_merge(void *rt, struct profile *p, const struct raw_sample *rs,
 		       uint32_t n, uint32_t max);
 /* For a runtime whose locations are found again by address: nothing to renumber. */
 void runtime_renumber_none(void *rt);
+/* A state runtime_base_new made, whose runtime keeps nothing beyond its base: released, freed. */
+void runtime_free(void *rt);
 
 /* Merging: a native frame in no file (a JIT's code: a LuaJIT trace, YJIT's). */
 bool runtime_frame_anonymous(const struct profile *p, uint32_t loc);

@@ -525,14 +525,6 @@ static void summarize_luajit(const struct sampler_stats *st, const struct run_fi
 	      (unsigned long long)lj->names);
 }
 
-static void rt_free(void *rt)
-{
-	struct luajit *lj = rt;
-
-	runtime_base_release(&lj->b);
-	free(lj);
-}
-
 const struct runtime_ops luajit_runtime = {
 	.name = "luajit",
 	.start = start,
@@ -544,5 +536,5 @@ const struct runtime_ops luajit_runtime = {
 	.renumber = runtime_renumber_none,
 	.stats = rt_stats,
 	.summarize = summarize_luajit,
-	.free = rt_free,
+	.free = runtime_free,
 };

@@ -913,14 +913,6 @@ static void summarize_ruby(const struct sampler_stats *st, const struct run_figu
 	      (unsigned long long)rb->no_vm_frame);
 }
 
-static void rt_free(void *rt)
-{
-	struct ruby *rb = rt;
-
-	runtime_base_release(&rb->b);
-	free(rb);
-}
-
 const struct runtime_ops ruby_runtime = {
 	.name = "ruby",
 	.start = start,
@@ -932,5 +924,5 @@ const struct runtime_ops ruby_runtime = {
 	.renumber = runtime_renumber_none,
 	.stats = rt_stats,
 	.summarize = summarize_ruby,
-	.free = rt_free,
+	.free = runtime_free,
 };

@@ -417,3 +417,9 @@ void runtime_renumber_none(void *rt)
 {
 	(void)rt;
 }
+
+void runtime_free(void *rt)
+{
+	runtime_base_release(rt);
+	free(rt);
+}
