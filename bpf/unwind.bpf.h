@@ -603,13 +603,24 @@ static __always_inline void below_vm_keep(struct below_vm_walk *k, struct walked
 		k->n = n;
 }
 
-/* The walk stopped at the VM's frame (pc, sp): its frames below as kept, else walked and kept. */
-static __always_inline void walk_below_vm(struct walked_stack *out)
+/*
+ * The walk (walk_scratch) stopped at the VM's frame (pc, sp): its frames
+ * below as kept, else walked and kept. Global, as the searches: its loops
+ * would be checked again for each path through the walk above.
+ */
+__noinline int walk_below_vm(void)
 {
-	struct walk *w = &out->w;
+	struct walked_stack *out;
 	struct below_vm_walk *k;
-	__u32 n0 = w->n, r0 = out->nreads, i;
+	__u32 zero = 0, n0, r0, i;
+	struct walk *w;
 
+	out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!out)
+		return 0;
+	w = &out->w;
+	n0 = w->n;
+	r0 = out->nreads;
 	w->jit.below = BELOW_VM_WALKING;
 	k = bpf_task_storage_get(&below_vm_walks, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -624,7 +635,7 @@ static __always_inline void walk_below_vm(struct walked_stack *out)
 		}
 		w->n = n0 + k->n;
 		w->how |= k->how;
-		return;
+		return 0;
 	}
 	if (k) {
 		k->tgid = w->tgid;
@@ -637,6 +648,7 @@ static __always_inline void walk_below_vm(struct walked_stack *out)
 		k->how = w->how;
 		below_vm_keep(k, out, n0, r0);
 	}
+	return 0;
 }
 
 /* Walks the user stack from regs into out: out->w.n frames, out->w.how how. */
@@ -659,7 +671,7 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	w->hash = (0xcbf29ce484222325ull ^ w->pc) * 0x9e3779b97f4a7c15ull;
 	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, NULL, 0);
 	if (w->jit.below == BELOW_VM_AT)
-		walk_below_vm(out);
+		walk_below_vm();
 	if (!(w->how & WALK_END_MASK))
 		w->how |= WALK_DEPTH;
 	if (w->n < BPFPROF_MAX_DEPTH)
