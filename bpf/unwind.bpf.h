@@ -574,30 +574,53 @@ static __always_inline __u64 below_vm_words(const struct below_vm_walk *k)
 	return h;
 }
 
+/* below_vm_keep's pass over the words read: where each lies from the VM frame's sp. */
+struct below_vm_offsets {
+	struct below_vm_walk *k;
+	const struct walked_stack *out;
+	__u32 r0;
+	__u32 top;	/* out: the span the words lie in, from sp */
+	bool outside;	/* out: a word lies outside BELOW_VM_SPAN */
+};
+
+/* One word's offset into k (a bpf_loop callback: checked once, not per word). */
+static long below_vm_offset(__u32 i, struct below_vm_offsets *c)
+{
+	__u64 a = c->out->reads[(c->r0 + i) & (WALK_READS - 1)], sp = c->k->sp;
+
+	if (a < sp || a - sp > BELOW_VM_SPAN - 8 || (a & 7)) {
+		c->outside = true;
+		return 1;
+	}
+	c->k->offsets[i & (BELOW_VM_READS - 1)] = a - sp;
+	if (a - sp + 8 > c->top)
+		c->top = a - sp + 8;
+	return 0;
+}
+
 /* The walk from the VM's frame, to be taken again: kept in k if its frames and words fit. */
 static __always_inline void below_vm_keep(struct below_vm_walk *k, struct walked_stack *out,
 					  __u32 n0, __u32 r0)
 {
+	struct below_vm_offsets c = { .k = k, .out = out, .r0 = r0 };
 	struct walk *w = &out->w;
-	__u32 i, n = w->n - n0, nreads = out->nreads - r0, top = 0;
+	__u32 n = w->n - n0, nreads = out->nreads - r0;
+	__u64 bytes = n * sizeof(__u64);
 
 	k->n = 0;
 	if ((w->how & WALK_END_MASK) != WALK_OUTERMOST || !n || n > BELOW_VM_FRAMES ||
 	    nreads > BELOW_VM_READS || out->nreads > WALK_READS)
 		return;
-	for (i = 0; i < BELOW_VM_READS && i < nreads; i++) {
-		__u64 a = out->reads[(r0 + i) & (WALK_READS - 1)];
-
-		if (a < k->sp || a - k->sp > BELOW_VM_SPAN - 8 || (a & 7))
-			return;
-		k->offsets[i] = a - k->sp;
-		if (a - k->sp + 8 > top)
-			top = a - k->sp + 8;
-	}
-	for (i = 0; i < BELOW_VM_FRAMES && i < n; i++)
-		k->ips[i] = out->ips[(n0 + i) & BPFPROF_MAX_DEPTH];
+	bpf_loop(nreads, below_vm_offset, &c, 0);
+	/* The bound again, where the verifier sees it (the compiler moves C checks). */
+	barrier_var(bytes);
+	if (c.outside || !bytes || bytes > sizeof(k->ips))
+		return;
+	/* The frames walked lie at n0..w->n, below BPFPROF_MAX_DEPTH: no wrap to mask. */
+	if (bpf_probe_read_kernel(k->ips, bytes, &out->ips[n0 & BPFPROF_MAX_DEPTH]))
+		return;
 	k->nreads = nreads;
-	k->span = top;
+	k->span = c.top;
 	k->words_hash = below_vm_words(k);
 	if (k->words_hash)
 		k->n = n;
