@@ -217,7 +217,7 @@ static const struct cli_option options_table[] = {
 	{ "max-stacks", 0, "N", "distinct keys each BPF counts map holds (default 16384)",
 	  U32(max_stacks, 1, MAX_COUNTS, 16384, "a number of keys") },
 	{ "ring-buffer-size", 0, "KIB",
-	  "ring buffer for samples the maps cannot take (default 2048;\n"
+	  "ring buffer for samples the maps cannot take (default 1024;\n"
 	  "65536 with --unwind dwarf)",
 	  U32(ring_buffer_kib, 4, 1 << 20, 0, "a power of two of KiB"),
 	  .check = check_ring_buffer_size },

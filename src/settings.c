@@ -4,7 +4,7 @@
 #include "bpfprof/settings.h"
 
 /* Whole stacks through the ring buffer need more room than the fallback alone. */
-#define RING_BUFFER_KIB 2048
+#define RING_BUFFER_KIB 1024
 #define RING_BUFFER_KIB_DWARF 65536
 
 static void sampler_settings(struct sampler_config *cfg, const struct options *o, int cgroup_fd,

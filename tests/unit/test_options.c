@@ -481,11 +481,11 @@ static void test_settings_sampler(void)
 			      !s.trim_only && c->frequency == 99 && c->cpu_samples && !c->off_cpu &&
 			      c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.cfi_unwind && c->bpf.python_frames &&
 			      !c->bpf.dwarf_unwind && !c->bpf.include_idle && c->cgroup_fd == 7 &&
-			      c->ring_buffer_bytes == 2048u << 10 && c->unwind_rows == UNWIND_ROWS &&
+			      c->ring_buffer_bytes == 1024u << 10 && c->unwind_rows == UNWIND_ROWS &&
 			      c->bpf.stack_copy_bytes == 16384 && c->stack_storage_size == 16384 &&
 			      c->max_stacks == 16384 && c->cpus == o.cpus && c->ncpus == o.ncpus &&
 			      !c->btf_path && !c->on_sample && !c->ctx,
-		      "settings, by default: CPU samples at 99 Hz, CFI walk with Python, 2 MiB ring, "
+		      "settings, by default: CPU samples at 99 Hz, CFI walk with Python, 1 MiB ring, "
 		      "no callbacks");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-F", "1000", "--off-cpu", "--min-block", "250"), 4096))
