@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -60,15 +61,21 @@ struct session {
 	struct server *server;		/* --listen (one of the sinks, for /metrics), else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
 	bool write_failed;		/* a sink could not write a window (--rotate) */
+	int news_fd;			/* epoll set: the sampler's rings, the side-band; -1: none */
+	bool quiet;			/* the side-band's last read found nothing new */
 };
 
-/* Side-band records are read this often, so files are opened while their processes live. */
+/*
+ * Side-band records are read this often while they come, so files are
+ * opened while their processes live. Once a read finds none, the loop
+ * sleeps until its next drain or the next record (news_fd): an agent on
+ * a machine where nothing starts wakes once a drain, not 50 times a second.
+ */
 #define SIDEBAND_POLL_MS 20
 
-static void read_sideband(struct session *ss)
+static int read_sideband(struct session *ss)
 {
-	if (ss->sideband)
-		sideband_read(ss->sideband, symbolizer_track, &ss->sym);
+	return ss->sideband ? sideband_read(ss->sideband, symbolizer_track, &ss->sym) : 0;
 }
 
 static void catch_up(void *ctx)
@@ -249,6 +256,45 @@ static int drain_due(struct session *ss, uint64_t now, bool periodic)
 	return 0;
 }
 
+/*
+ * What wakes the loop early once the side-band is quiet: a ring's record
+ * (a sample sent whole, a table request, a counts map half full) or a
+ * side-band record. Not under --unwind dwarf, whose samples wake their
+ * reader only in bulk: read every SIDEBAND_POLL_MS, they stay fresh.
+ */
+static void watch_news(struct session *ss)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	ss->news_fd = -1;
+	if (!ss->sideband || ss->o->dwarf_unwind)
+		return;
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = sampler_epoll_fd(ss->sampler);
+	if (fd < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, ev.data.fd, &ev) ||
+	    sideband_watch(ss->sideband, fd)) {
+		debug("the loop reads the side-band every %d ms: %s", SIDEBAND_POLL_MS,
+		      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	ss->news_fd = fd;
+}
+
+/* Up to timeout_ms for the rings' records (and, once the side-band is quiet, its next one). */
+static int wait_for_news(struct session *ss, int timeout_ms)
+{
+	struct epoll_event ev;
+
+	if (!ss->quiet)
+		return sampler_poll(ss->sampler, timeout_ms);
+	if (epoll_wait(ss->news_fd, &ev, 1, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return sampler_poll(ss->sampler, 0);
+}
+
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
 static int sample_loop(struct session *ss, uint64_t start)
 {
@@ -288,13 +334,13 @@ static int sample_loop(struct session *ss, uint64_t start)
 		wake = end && end < next_drain ? end : next_drain;
 		if ((due = sinks_due(ss)) && due < wake)
 			wake = due;
-		if (wake > now + SIDEBAND_POLL_MS * 1000000ULL)
+		if (!ss->quiet && wake > now + SIDEBAND_POLL_MS * 1000000ULL)
 			wake = now + SIDEBAND_POLL_MS * 1000000ULL;
 		now = now_ns();
-		if (wake > now && (err = sampler_poll(ss->sampler, (wake - now + 999999) / 1000000)) < 0)
+		if (wake > now && (err = wait_for_news(ss, (wake - now + 999999) / 1000000)) < 0)
 			break;
 		err = 0;
-		read_sideband(ss);
+		ss->quiet = !read_sideband(ss) && ss->news_fd >= 0;
 	}
 	stop_now();	/* unless a signal did: the duration ended or the targets are gone */
 	if (progress)
@@ -463,7 +509,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 {
 	struct sampler_config cfg;
 	struct settings set;
-	struct session ss = { .o = o, .cgroup_fd = cgroup_fd };
+	struct session ss = { .o = o, .cgroup_fd = cgroup_fd, .news_fd = -1 };
 	uint64_t end;
 	uint64_t start;
 	int err = -1;
@@ -482,6 +528,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	use_runtimes(&ss);
 	/* Processes, their files and these files' unwind tables before the first sample. */
 	track_processes(&ss);
+	watch_news(&ss);
 	if (sampler_start(ss.sampler))
 		goto out;
 	/* The clock starts once every CPU samples. */
@@ -509,6 +556,8 @@ out:
 	/* Python's namer reads the program's ring: stopped before the program goes. */
 	runtimes_free(&ss.runtimes);
 	sampler_free(ss.sampler);
+	if (ss.news_fd >= 0)
+		close(ss.news_fd);
 	sideband_free(ss.sideband);
 	collector_release(&ss.coll);
 	symbolizer_release(&ss.sym);

@@ -109,3 +109,8 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 		n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
 }
+
+int sampler_epoll_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}

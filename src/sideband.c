@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -59,8 +60,9 @@ static int open_event(int cpu, bool build_id)
 		.build_id = build_id,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
+		/* Every record wakes a watcher (sideband_watch): a quiet machine's first news. */
 		.watermark = 1,
-		.wakeup_watermark = DATA_PAGES * 4096 / 2,
+		.wakeup_watermark = 1,
 	};
 
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -187,6 +189,19 @@ int sideband_read(struct sideband *sb, sideband_fn *fn, void *ctx)
 		n++;
 	}
 	return n;
+}
+
+int sideband_watch(struct sideband *sb, int epoll_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	size_t i;
+
+	for (i = 0; i < sb->nbufs; i++) {
+		ev.data.fd = sb->bufs[i].fd;
+		if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, sb->bufs[i].fd, &ev))
+			return -errno;
+	}
+	return 0;
 }
 
 /* A NUL-terminated string inside [start, end), or NULL. */

@@ -151,6 +151,8 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg);
 int sampler_start(struct sampler *s);
 /* Waits up to timeout_ms for ring buffer records and hands them out. */
 int sampler_poll(struct sampler *s, int timeout_ms);
+/* An epoll fd that is readable when sampler_poll() has records to hand out. */
+int sampler_epoll_fd(const struct sampler *s);
 /* Flips the map set and hands out what the old one holds. */
 int sampler_drain(struct sampler *s);
 /* A counts map is half full since its last drain: drain now, before the period ends. */

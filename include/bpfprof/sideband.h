@@ -62,6 +62,8 @@ struct sideband;
 int sideband_open(struct sideband **out, const int *cpus, size_t ncpus);
 /* Hands out every record written so far, oldest first; returns how many. */
 int sideband_read(struct sideband *sb, sideband_fn *fn, void *ctx);
+/* Adds the buffers to an epoll set: each new record makes it readable. 0 or -errno. */
+int sideband_watch(struct sideband *sb, int epoll_fd);
 /* Records the kernel dropped because a buffer was full. */
 uint64_t sideband_lost(const struct sideband *sb);
 void sideband_free(struct sideband *sb);
