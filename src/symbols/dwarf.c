@@ -62,6 +62,7 @@ static void forget_units(struct dwarf_index *d)
 	size_t i;
 
 	drop_image(d);
+	drop_inflate_points(d);
 	for (i = 0; i < d->nr_units; i++) {
 		free(d->units[i].nodes);
 		free(d->units[i].ranges);

@@ -135,17 +135,67 @@ int check_sections(Elf *elf, int fd)
 
 #define CHUNK (64 * 1024)
 
+/* A point where inflating can start again, if the last one is INFLATE_SPAN behind (read: bytes read). */
+static void take_point(struct inflate_points *pts, const z_stream *z, const unsigned char *out,
+		       uint64_t read)
+{
+	uint64_t at = z->total_out;
+	struct inflate_point *p;
+
+	if (at < INFLATE_SPAN || at - (pts->n ? pts->p[pts->n - 1].out : 0) < INFLATE_SPAN)
+		return;
+	pts->p = xrealloc(pts->p, (pts->n + 1) * sizeof(*pts->p));
+	p = &pts->p[pts->n++];
+	p->out = at;
+	p->in = read - z->avail_in;
+	p->bits = z->data_type & 7;
+	memcpy(p->window, out + at - INFLATE_WINDOW, INFLATE_WINDOW);
+}
+
+/* The last point at or before lo, or NULL: inflate from the start. */
+static const struct inflate_point *point_before(const struct inflate_points *pts, uint64_t lo)
+{
+	size_t i = pts ? pts->n : 0;
+
+	while (i > 0 && pts->p[i - 1].out > lo)
+		i--;
+	return i ? &pts->p[i - 1] : NULL;
+}
+
+/* z set to inflate from point p on (a raw deflate stream there), or from the start (p NULL). */
+static bool inflate_from(z_stream *z, int fd, const struct scn_bytes *b,
+			 const struct inflate_point *p)
+{
+	unsigned char c;
+
+	if (!p)
+		return inflateInit(z) == Z_OK;
+	if (inflateInit2(z, -15) != Z_OK)
+		return false;
+	if ((p->bits && (pread(fd, &c, 1, b->offset + p->in - 1) != 1 ||
+			 inflatePrime(z, p->bits, c >> (8 - p->bits)) != Z_OK)) ||
+	    inflateSetDictionary(z, p->window, INFLATE_WINDOW) != Z_OK) {
+		inflateEnd(z);
+		return false;
+	}
+	return true;
+}
+
 /*
  * Into out[lo, hi) the section's bytes there, as they are or inflated;
  * the rest of out is not written: in an image for one unit, the other
  * units' pages stay zero pages, never resident. Bytes before lo are
- * inflated through buf's second half and dropped. buf: 2 * CHUNK bytes.
+ * inflated through buf's second half and dropped, from the last of pts
+ * before lo on; a whole read takes pts (NULL: none kept). buf: 2 * CHUNK
+ * bytes.
  */
 static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, uint64_t lo,
-			 uint64_t hi, unsigned char *buf)
+			 uint64_t hi, unsigned char *buf, struct inflate_points *pts)
 {
+	bool whole = !lo && hi == b->size, take = whole && pts && !pts->taken;
+	const struct inflate_point *from = whole ? NULL : point_before(pts, lo);
+	uint64_t done = from ? from->in : 0, base = from ? from->out : 0;
 	z_stream z = { 0 };
-	uint64_t done = 0;
 	int rc = Z_OK;
 
 	if (!b->compressed) {
@@ -160,10 +210,14 @@ static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, 
 		}
 		return true;
 	}
-	if (!b->zlib || inflateInit(&z) != Z_OK)
+	if (!b->zlib || !inflate_from(&z, fd, b, from))
 		return false;
+	if (take)
+		pts->n = 0;
 	/* To its end when reading up to it: a whole section ends where its stream does. */
-	while (rc == Z_OK && (z.total_out < hi || hi == b->size)) {
+	while (rc == Z_OK && (base + z.total_out < hi || hi == b->size)) {
+		uint64_t at = base + z.total_out;
+
 		if (!z.avail_in) {
 			size_t want = b->len - done < CHUNK ? b->len - done : CHUNK;
 			ssize_t n = want ? pread(fd, buf, want, b->offset + done) : 0;
@@ -176,17 +230,34 @@ static bool read_section(int fd, const struct scn_bytes *b, unsigned char *out, 
 			z.next_in = buf;
 			z.avail_in = n;
 		}
-		if (z.total_out < lo) {
+		if (at < lo) {
 			z.next_out = buf + CHUNK;
-			z.avail_out = lo - z.total_out < CHUNK ? lo - z.total_out : CHUNK;
+			z.avail_out = lo - at < CHUNK ? lo - at : CHUNK;
 		} else {
-			z.next_out = out + z.total_out;
-			z.avail_out = hi - z.total_out;
+			z.next_out = out + at;
+			z.avail_out = hi - at;
 		}
-		rc = inflate(&z, Z_NO_FLUSH);
+		/* Taking points, inflate stops at each block's end: where one can be. */
+		rc = inflate(&z, take ? Z_BLOCK : Z_NO_FLUSH);
+		if (take && rc == Z_OK && (z.data_type & 128) && !(z.data_type & 64))
+			take_point(pts, &z, out, done);
 	}
 	inflateEnd(&z);
-	return z.total_out == hi && (hi < b->size || rc == Z_STREAM_END);
+	if (base + z.total_out != hi || (hi == b->size && rc != Z_STREAM_END))
+		return false;
+	if (take)
+		pts->taken = true;
+	return true;
+}
+
+void drop_inflate_points(struct dwarf_index *d)
+{
+	int w;
+
+	for (w = 0; w < NR_SCNS; w++) {
+		free(d->points[w].p);
+		d->points[w] = (struct inflate_points){ NULL, 0, false };
+	}
 }
 
 /* An ELF header with sections only, of the file's class and byte order. */
@@ -266,6 +337,12 @@ static void section_part(const struct dw_unit *u, int w, uint64_t size, uint64_t
 		*hi = 0;
 		break;
 	}
+}
+
+/* Whether an image for one unit holds a part of section w (section_part()): worth points. */
+static bool read_in_part(int w)
+{
+	return w == SCN_INFO || w == SCN_ABBREV || w == SCN_LINE;
 }
 
 /*
@@ -358,7 +435,8 @@ static int load_image(struct dwarf_index *d, const struct dw_unit *u)
 
 		section_part(u, w, scns[i].b.size, &lo, &hi);
 		if (hi > scns[i].b.size || lo > hi ||
-		    !read_section(d->fd, &scns[i].b, d->image + scns[i].at, lo, hi, buf)) {
+		    !read_section(d->fd, &scns[i].b, d->image + scns[i].at, lo, hi, buf,
+				  read_in_part(w) ? &d->points[w] : NULL)) {
 			/* libdw can do nothing without it. */
 			if (w == SCN_INFO) {
 				err = -EINVAL;

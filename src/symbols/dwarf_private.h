@@ -81,6 +81,30 @@ struct dw_unit {
 enum { SCN_INFO, SCN_ABBREV, SCN_STR, SCN_STR_OFFSETS, SCN_LINE, SCN_LINE_STR, SCN_ADDR,
        SCN_RANGES, SCN_RNGLISTS, SCN_ARANGES, NR_SCNS };
 
+/*
+ * Where inflating a compressed section can start again, other than at its
+ * start: a deflate block's first bit and the 32 KiB of output before it,
+ * which its back-references may reach (as zlib's examples/zran.c). Taken
+ * every INFLATE_SPAN bytes of output while a section is read whole, so
+ * that one unit's bytes, read alone later, are inflated from the last
+ * point before them, not from the section's start.
+ */
+#define INFLATE_SPAN (1024 * 1024)
+#define INFLATE_WINDOW 32768
+
+struct inflate_point {
+	uint64_t out;		/* inflated bytes before it */
+	uint64_t in;		/* compressed bytes before it, the last maybe in part */
+	int bits;		/* of the byte before in, still to inflate (0: none) */
+	unsigned char window[INFLATE_WINDOW];
+};
+
+struct inflate_points {
+	struct inflate_point *p;
+	size_t n;
+	bool taken;		/* the section was read whole once: p is all there will be */
+};
+
 struct dwarf_index {
 	int fd;			/* ours: the sections are read from it again after a trim */
 	struct stat st;		/* the file as its units were read */
@@ -106,6 +130,7 @@ struct dwarf_index {
 	struct dw_range *aranges;	/* .debug_aranges', for addresses no unit claims */
 	size_t nr_aranges;
 	struct strtab strings;	/* names and file names */
+	struct inflate_points points[NR_SCNS];	/* of the compressed sections */
 };
 
 /* dwarf_image.c ----------------------------------------------------------- */
@@ -119,6 +144,8 @@ int check_sections(Elf *elf, int fd);
 bool begin_dwarf(struct dwarf_index *d);
 /* libdw over an image of unit u's bytes alone; false if it cannot be had. */
 bool begin_alone(struct dwarf_index *d, const struct dw_unit *u);
+/* Forgets where inflating can start again: the file's bytes are to be read anew. */
+void drop_inflate_points(struct dwarf_index *d);
 /* Lets libdw go: what it read of units, abbreviations, line tables. */
 void end_dwarf(struct dwarf_index *d);
 /* And the sections it read. */
