@@ -132,6 +132,20 @@ else
 	not_ok "memfd binary: $n of $all samples named"; grep '^memfd' "$T/memfd.folded" | head -3
 fi
 
+# 3b. The same, started once the machine was quiet for a second: the loop, asleep until its
+# drain, is woken by the side-band's first record (with --unwind fp no table request wakes it).
+(sleep 1.5; exec "$WL/memfd_exec" "$WL/split" 1 > /dev/null) &
+BG_PIDS+=($!)
+$BPFPROF -F 999 -d 5 --interval 4 --unwind fp -o "$T/memfd-late.folded" 2> /dev/null
+n=$(sum_matching "$T/memfd-late.folded" '^memfd:bpfprof-t;.*;split_caller;split_(two|one)_third')
+all=$(sum_matching "$T/memfd-late.folded" '^memfd:bpfprof-t;')
+if [ "$all" -gt 200 ] && within "$(share "$n" "$all")" 95 100; then
+	ok "memfd binary started on a quiet machine, gone before the drain: $n of $all samples named"
+else
+	not_ok "memfd binary started late: $n of $all samples named"
+	grep '^memfd' "$T/memfd-late.folded" | head -3
+fi
+
 # 4. A binary that exists only inside a private mount namespace.
 unshare -m --propagation private sh -c "
 	mkdir -p /tmp/bpfprof-ns-$$ && mount -t tmpfs tmpfs /tmp/bpfprof-ns-$$ &&
