@@ -210,8 +210,10 @@ static const struct cli_option options_table[] = {
 	  "folded, pprof, callgrind or svg (default: from -o's name, else folded)", STRING(format) },
 	{ "output", 'o', "FILE", "write to FILE instead of stdout; may be given several times",
 	  .kind = OPTION_CUSTOM, .set = add_output },
-	{ "interval", 0, "SECONDS", "drain the BPF maps this often (default 1)",
-	  SECONDS(interval, 0.01, 3600, 1) },
+	{ "interval", 0, "SECONDS",
+	  "drain the BPF maps this often (default 1, up to 8 while\n"
+	  "nothing new is sampled)",
+	  SECONDS(interval, 0.01, 3600, 0) },
 	{ "stack-storage-size", 0, "N", "stacks each BPF stack map holds (default 16384)",
 	  U32(stack_storage_size, 1, MAX_STACK_STORAGE, 16384, "a number of stacks") },
 	{ "max-stacks", 0, "N", "distinct keys each BPF counts map holds (default 16384)",
@@ -765,6 +767,10 @@ int options_parse(struct options *o, int argc, char **argv)
 		return err;
 	if (o->cgroup && (err = check_cgroup(o)))
 		return err;
+	/* Not given: 1 s, stretched while drains find nothing new (record.c). */
+	o->interval_stretches = !o->interval;
+	if (!o->interval)
+		o->interval = 1;
 	if (o->duration > 0 && o->interval > o->duration)
 		o->interval = o->duration;
 	return check_cpus(o, o->cpu_list);

@@ -295,27 +295,51 @@ static int wait_for_news(struct session *ss, int timeout_ms)
 	return sampler_poll(ss->sampler, 0);
 }
 
+/*
+ * Without --interval, a drain that added fewer than FEW_NEW_STACKS stacks
+ * to the profile doubles the wait for the next, up to MAX_STRETCH
+ * intervals; one that added more brings it back to one. An agent where
+ * little changes drains every 8 s, not every second: most of a drain's
+ * cost is the same however few samples it reads. A counts map half full,
+ * or a window's end, drains sooner.
+ */
+#define MAX_STRETCH 8
+#define FEW_NEW_STACKS 32
+
 /* Samples until the duration ends, a signal arrives or the targets are gone. */
 static int sample_loop(struct session *ss, uint64_t start)
 {
 	const struct options *o = ss->o;
 	uint64_t interval = o->interval * 1e9, end = o->duration > 0 ? start + o->duration * 1e9 : 0;
-	uint64_t next_drain = start + interval;
+	uint64_t next_tick = start + interval, next_drain = next_tick;
 	bool progress = isatty(STDERR_FILENO) && (o->duration < 0 || o->duration > 2);
 	struct sampler_stats st;
+	uint32_t stretch = 1;
 	int err = 0;
 
 	while (!stop_signal) {
 		uint64_t now = now_ns(), wake, due;
-		bool periodic = now >= next_drain;
+		bool tick = now >= next_tick, periodic = now >= next_drain;
+		const struct profile *before = ss->coll.profile;
+		uint32_t stacks = before->nr_stacks;
 
 		if (end && now >= end)
 			break;
 		if ((err = drain_due(ss, now, periodic || sampler_drain_soon(ss->sampler))))
 			break;
-		if (periodic) {
-			while (next_drain <= now)
-				next_drain += interval;
+		/* Progress and the checks every interval; the drains as stretched. */
+		if (tick) {
+			while (next_tick <= now)
+				next_tick += interval;
+			if (periodic) {
+				bool little_new = ss->coll.profile == before &&
+						  before->nr_stacks < stacks + FEW_NEW_STACKS;
+
+				stretch = o->interval_stretches && little_new
+						  ? (stretch * 2 < MAX_STRETCH ? stretch * 2 : MAX_STRETCH)
+						  : 1;
+				next_drain = next_tick + (stretch - 1) * interval;
+			}
 			if (progress) {
 				sampler_stats(ss->sampler, &st);
 				show_progress((now - start) / 1e9, &st);
@@ -330,8 +354,8 @@ static int sample_loop(struct session *ss, uint64_t start)
 				break;
 			}
 		}
-		/* The next drain, the end, a window's end or an interval's, or the side-band's turn. */
-		wake = end && end < next_drain ? end : next_drain;
+		/* The next tick, the end, a window's end or an interval's, or the side-band's turn. */
+		wake = end && end < next_tick ? end : next_tick;
 		if ((due = sinks_due(ss)) && due < wake)
 			wake = due;
 		if (!ss->quiet && wake > now + SIDEBAND_POLL_MS * 1000000ULL)

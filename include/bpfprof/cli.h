@@ -57,6 +57,7 @@ struct options {
 	size_t noutputs;
 	const char *format;		/* -f as given */
 	double interval;		/* --interval, seconds; at most -d */
+	bool interval_stretches;	/* --interval not given: longer while nothing is new */
 	uint32_t stack_storage_size;	/* --stack-storage-size */
 	uint32_t max_stacks;		/* --max-stacks */
 	uint32_t ring_buffer_kib;	/* --ring-buffer-size; 0: by --unwind (settings.c) */

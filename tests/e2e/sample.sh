@@ -98,3 +98,23 @@ fi
 check "system-wide: both spinning threads seen" \
 	"grep -q '^busy-1;' '$T/sys.folded' && grep -q '^busy-2;' '$T/sys.folded'"
 check "system-wide: --per-pid is off, no comm-PID roots" "! grep -q '^busy-1-[0-9]' '$T/sys.folded'"
+
+# 4. Without --interval, drains stretch while little is new: a steady process's samples are
+# drained after 1, 3 and 7 s, then at the end; with --interval 1 every second. Both runs at
+# once, on the same process: the stretched one's total is the other's.
+start_workload split 11
+pid=$!
+sleep 0.3
+$BPFPROF -F 999 -d 8 -p $pid -v -o "$T/stretch.folded" 2> "$T/stretch.err" &
+stretched_pid=$!
+$BPFPROF -F 999 -d 8 -p $pid -v --interval 1 -o "$T/every.folded" 2> "$T/every.err"
+wait $stretched_pid
+drains() { sed -n 's/^bpfprof: .* distinct stacks, \([0-9]*\) drains .*/\1/p' "$1"; }
+stretched=$(drains "$T/stretch.err")
+every=$(drains "$T/every.err")
+check "drains stretched while nothing is new: $stretched drains in 8 s (<= 5), with --interval 1: $every (>= 7)" \
+	'[ "${stretched:-99}" -le 5 ] && [ "${every:-0}" -ge 7 ]'
+a=$(folded_total "$T/stretch.folded")
+b=$(folded_total "$T/every.folded")
+check "drains stretched: $a samples, as many as every second's $b (+-5%)" \
+	'[ -n "$a" ] && [ -n "$b" ] && within "$a" $((b * 95 / 100)) $((b * 105 / 100))'
