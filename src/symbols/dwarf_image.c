@@ -135,7 +135,7 @@ int check_sections(Elf *elf, int fd)
 
 #define CHUNK (64 * 1024)
 
-/* A point where inflating can start again, if the last one is INFLATE_SPAN behind (read: bytes read). */
+/* A point where inflating can start again, if the last is INFLATE_SPAN behind (read: bytes in). */
 static void take_point(struct inflate_points *pts, const z_stream *z, const unsigned char *out,
 		       uint64_t read)
 {
