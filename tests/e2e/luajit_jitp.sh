@@ -30,9 +30,32 @@ LUAJITS=(openresty:/usr/bin/luajit)
 [ -x "$O/luajit-upstream/usr/bin/luajit" ] && LUAJITS+=("upstream:$O/luajit-upstream/usr/bin/luajit") ||
 	echo "# no $O/luajit-upstream (make $O/luajit-upstream/.unpacked): OpenResty's luajit2 only"
 
+# The window both profilers and the workload's own clocks cover (window.lua, the workloads'
+# common part): the workload runs its rounds from the start, so the JIT's first traces are
+# made before it; it times itself, and jit.p (-jp=Gfi1 by its module, when given a file)
+# profiles, from the start file on, which the test makes once bpfprof has attached, to the
+# stop file, made once bpfprof is done. Measured over the whole run instead, a second of
+# the start (traces made, aborted, made again, under jit.p's hooks) that bpfprof never saw
+# once moved the workload's and jit.p's split by 5 points from bpfprof's.
+# usage: luajit SCRIPT MAX_SECONDS READY START STOP JP_OUT|-
+cat > "$T/window.lua" << 'EOF'
+local function exists(f) local h = io.open(f) if h then h:close() end return h ~= nil end
+function in_window(round, reset)
+	local clock, deadline = os.clock, os.clock() + tonumber(arg[1])
+	io.open(arg[2], "w"):close()
+	while not exists(arg[3]) and clock() < deadline do round() end
+	reset()
+	local jp = arg[5] ~= "-" and require("jit.p")
+	if jp then jp.start("Gfi1", arg[5]) end
+	while not exists(arg[4]) and clock() < deadline do round() end
+	if jp then jp.stop() end
+end
+EOF
+
 # alpha, beta and gamma call the same latency-bound loop 5:3:2 of each round
 # and time themselves (os.clock, CPU time); the workload prints their split.
 cat > "$T/split.lua" << 'EOF'
+dofile(arg[0]:gsub("[^/]*$", "") .. "window.lua")
 local clock = os.clock
 local t = {0, 0, 0}
 local x = 1
@@ -40,9 +63,7 @@ local function work(n) for i = 1, n do x = (x * 1.0000001 + 0.25) % 1000003 end 
 function alpha(n) local c = clock(); work(n); t[1] = t[1] + clock() - c end
 function beta(n) local c = clock(); work(n); t[2] = t[2] + clock() - c end
 function gamma(n) local c = clock(); work(n); t[3] = t[3] + clock() - c end
-local stop = clock() + tonumber(arg[1])
-io.open(arg[2], "w"):close()
-while clock() < stop do alpha(100000); beta(60000); gamma(40000) end
+in_window(function() alpha(100000); beta(60000); gamma(40000) end, function() t = {0, 0, 0} end)
 local s = t[1] + t[2] + t[3]
 print(string.format("%.1f %.1f %.1f", 100 * t[1] / s, 100 * t[2] / s, 100 * t[3] / s))
 EOF
@@ -51,6 +72,7 @@ EOF
 # mix()'s loop by the JIT (b twice as often); alloc() makes garbage. mix
 # and alloc time themselves; the workload prints their split.
 cat > "$T/inline.lua" << 'EOF'
+dofile(arg[0]:gsub("[^/]*$", "") .. "window.lua")
 local clock = os.clock
 local x = 1
 local tm, ta = 0, 0
@@ -63,9 +85,7 @@ function alloc(n)
 	ta = ta + clock() - c
 	return t
 end
-local stop = clock() + tonumber(arg[1])
-io.open(arg[2], "w"):close()
-while clock() < stop do mix(100000); alloc(20000) end
+in_window(function() mix(100000); alloc(20000) end, function() tm, ta = 0, 0 end)
 print(string.format("%.1f %.1f", 100 * tm / (tm + ta), 100 * ta / (tm + ta)))
 EOF
 
@@ -82,15 +102,24 @@ jp_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
 # close A B: A and B (per cent) within 5 points.
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
 
-# run NAME LUAJIT JITFLAG SCRIPT: the script under jit.p, bpfprof -p on it once it runs.
+# run NAME LUAJIT JITFLAG SCRIPT [JP_OUT|-]: bpfprof -p on the script once it runs; the
+# workload's clocks and jit.p (into $T/NAME.jp unless -) over the window bpfprof samples.
 run() {
-	local name=$1 lj=$2 flag=$3 script=$4 pid
-	"$lj" "$flag" -jp=Gfi1,"$T/$name.jp" "$T/$script" $((RUN_S + 2)) "$T/$name.ready" > "$T/$name.out" &
+	local name=$1 lj=$2 flag=$3 script=$4 jp=${5:-$T/$1.jp} pid bp
+	"$lj" "$flag" "$T/$script" $((RUN_S + 60)) "$T/$name.ready" "$T/$name.start" \
+		"$T/$name.stop" "$jp" > "$T/$name.out" &
 	pid=$!
 	BG_PIDS+=($pid)
 	while [ ! -e "$T/$name.ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.05; done
-	$BPFPROF -F $F -d $RUN_S -p $pid -o "$T/$name.folded" 2> "$T/$name.err"
+	$BPFPROF -v -F $F -d $RUN_S -p $pid -o "$T/$name.folded" 2> "$T/$name.err" &
+	bp=$!
+	while ! grep -q 'timing: attached' "$T/$name.err" && kill -0 $bp 2> /dev/null; do
+		sleep 0.02
+	done
+	touch "$T/$name.start"
+	wait $bp
 	RC=$?
+	touch "$T/$name.stop"
 	wait $pid
 }
 
@@ -141,19 +170,15 @@ for flag in -jon -joff; do
 		echo "# $name: samples with no Lua frame (a GC step from a trace among them):" \
 			"$(sum_matching "$T/$name.folded" '^luajit;.truncated.;') of $total start [truncated]"
 		read -r places unread < <(sed -n 's/.* \([0-9]*\) places in traces read for the functions they inline, \([0-9]*\) not readable.*/\1 \2/p' "$T/$name.err")
-		check "$name: places in traces read ${places:-none}, not readable ${unread:-none} (none unreadable)" \
-			'[ "${places:-0}" -gt 0 ] && [ "${unread:-1}" = 0 ]'
+		# jit.p's start, where the window opens, flushes every trace: a sample in one just
+		# before may find it gone when its places are read.
+		check "$name: places in traces read ${places:-none}, not readable ${unread:-none} (<= 5 %)" \
+			'[ "${places:-0}" -gt 0 ] && [ $(( ${unread:-99} * 20 )) -le "${places:-0}" ]'
 	fi
 done
 
 # 3. The same workload without jit.p: a trace's snapshots only at its guards
 # (a() and b() have none), so their code counts as mix()'s. Shown, not checked.
-lua=/usr/bin/luajit
-"$lua" "$T/inline.lua" $((RUN_S + 2)) "$T/bare.ready" > "$T/bare.out" &
-pid=$!
-BG_PIDS+=($pid)
-while [ ! -e "$T/bare.ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.05; done
-$BPFPROF -F $F -d 3 -p $pid -o "$T/bare.folded" 2> "$T/bare.err"
-wait $pid
+run bare /usr/bin/luajit -jon inline.lua -
 echo "# inline-jon without jit.p: a() $(bp_share "$T/bare.folded" a) %, b() $(bp_share "$T/bare.folded" b) %," \
 	"mix() $(bp_share "$T/bare.folded" mix) % (the workload measured mix and alloc $(cat "$T/bare.out"))"
