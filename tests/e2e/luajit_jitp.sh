@@ -30,40 +30,56 @@ LUAJITS=(openresty:/usr/bin/luajit)
 [ -x "$O/luajit-upstream/usr/bin/luajit" ] && LUAJITS+=("upstream:$O/luajit-upstream/usr/bin/luajit") ||
 	echo "# no $O/luajit-upstream (make $O/luajit-upstream/.unpacked): OpenResty's luajit2 only"
 
-# The window both profilers and the workload's own clocks cover (window.lua, the workloads'
+# The window both profilers and the workload's own clock cover (window.lua, the workloads'
 # common part): the workload runs its rounds from the start, so the JIT's first traces are
 # made before it; it times itself, and jit.p (-jp=Gfi1 by its module, when given a file)
 # profiles, from the start file on, which the test makes once bpfprof has attached, to the
 # stop file, made once bpfprof is done. Measured over the whole run instead, a second of
 # the start (traces made, aborted, made again, under jit.p's hooks) that bpfprof never saw
 # once moved the workload's and jit.p's split by 5 points from bpfprof's.
+#
+# Two clocks here tick with the kernel (250 Hz), not with the code: jit.p's ITIMER_PROF,
+# and, while that timer is armed, the process's CPU clock that os.clock reads (the kernel
+# then accounts the process's time at its ticks). So the workload times itself with its
+# thread's CPU clock (cpu_clock), exact to the nanosecond; and each round is of a random
+# length (scale in [0.5, 1.5)), or a round of some 2 ms that two 4 ms ticks always met at
+# the same place in it (seen: os.clock and jit.p both 54/24/21 for a true 50/30/20) would
+# decide what jit.p sees.
 # usage: luajit SCRIPT MAX_SECONDS READY START STOP JP_OUT|-
 cat > "$T/window.lua" << 'EOF'
+local ffi = require("ffi")
+ffi.cdef("typedef struct { long sec, nsec; } jitp_ts; int clock_gettime(int, jitp_ts *);")
+local ts = ffi.new("jitp_ts")
+-- This thread's CPU time, in seconds (CLOCK_THREAD_CPUTIME_ID).
+function cpu_clock() ffi.C.clock_gettime(3, ts); return tonumber(ts.sec) + tonumber(ts.nsec) * 1e-9 end
 local function exists(f) local h = io.open(f) if h then h:close() end return h ~= nil end
 function in_window(round, reset)
-	local clock, deadline = os.clock, os.clock() + tonumber(arg[1])
+	local deadline = cpu_clock() + tonumber(arg[1])
+	local random = math.random
+	math.randomseed(os.time())
 	io.open(arg[2], "w"):close()
-	while not exists(arg[3]) and clock() < deadline do round() end
+	while not exists(arg[3]) and cpu_clock() < deadline do round(0.5 + random()) end
 	reset()
 	local jp = arg[5] ~= "-" and require("jit.p")
 	if jp then jp.start("Gfi1", arg[5]) end
-	while not exists(arg[4]) and clock() < deadline do round() end
+	while not exists(arg[4]) and cpu_clock() < deadline do round(0.5 + random()) end
 	if jp then jp.stop() end
 end
 EOF
 
 # alpha, beta and gamma call the same latency-bound loop 5:3:2 of each round
-# and time themselves (os.clock, CPU time); the workload prints their split.
+# and time themselves; the workload prints their split.
 cat > "$T/split.lua" << 'EOF'
 dofile(arg[0]:gsub("[^/]*$", "") .. "window.lua")
-local clock = os.clock
+local clock, floor = cpu_clock, math.floor
 local t = {0, 0, 0}
 local x = 1
 local function work(n) for i = 1, n do x = (x * 1.0000001 + 0.25) % 1000003 end end
 function alpha(n) local c = clock(); work(n); t[1] = t[1] + clock() - c end
 function beta(n) local c = clock(); work(n); t[2] = t[2] + clock() - c end
 function gamma(n) local c = clock(); work(n); t[3] = t[3] + clock() - c end
-in_window(function() alpha(100000); beta(60000); gamma(40000) end, function() t = {0, 0, 0} end)
+in_window(function(k) alpha(floor(100000 * k)); beta(floor(60000 * k)); gamma(floor(40000 * k)) end,
+	function() t = {0, 0, 0} end)
 local s = t[1] + t[2] + t[3]
 print(string.format("%.1f %.1f %.1f", 100 * t[1] / s, 100 * t[2] / s, 100 * t[3] / s))
 EOF
@@ -73,7 +89,7 @@ EOF
 # and alloc time themselves; the workload prints their split.
 cat > "$T/inline.lua" << 'EOF'
 dofile(arg[0]:gsub("[^/]*$", "") .. "window.lua")
-local clock = os.clock
+local clock, floor = cpu_clock, math.floor
 local x = 1
 local tm, ta = 0, 0
 local function a(v) v = (v * 1.0000001 + 0.25) % 1000003; v = (v * 1.0000001 + 0.25) % 1000003; return v end
@@ -85,7 +101,7 @@ function alloc(n)
 	ta = ta + clock() - c
 	return t
 end
-in_window(function() mix(100000); alloc(20000) end, function() tm, ta = 0, 0 end)
+in_window(function(k) mix(floor(100000 * k)); alloc(floor(20000 * k)) end, function() tm, ta = 0, 0 end)
 print(string.format("%.1f %.1f", 100 * tm / (tm + ta), 100 * ta / (tm + ta)))
 EOF
 
@@ -99,6 +115,16 @@ jp_share() {
 		END { printf "%.1f", t ? 100 * s / t : 0 }' "$1"
 }
 jp_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+# lua_frames NAME: checks that bpfprof's summary of the run counts Lua frames on all but
+# 0.5 % of the process's samples. The VM between two frames (a call's or a return's
+# instructions, BASE the callee's, PC the caller's) is where a walk used to find none:
+# 1.3 % of inline-joff's samples, all mix()'s.
+lua_frames() {
+	local n with without
+	read -r n with without < <(sed -n 's/.*luajit: \([0-9]*\) samples of LuaJIT processes, \([0-9]*\) with their Lua frames.* without: \([0-9]*\) running no Lua.*/\1 \2 \3/p' "$T/$1.err")
+	check "$1: Lua frames on ${with:-no} of ${n:-no} samples, ${without:-?} running no Lua (>= 99.5 %)" \
+		'[ "${n:-0}" -gt 0 ] && [ $(( ${with:-0} * 1000 )) -ge $(( n * 995 )) ]'
+}
 # close A B: A and B (per cent) within 5 points.
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
 
@@ -144,6 +170,7 @@ for b in "${LUAJITS[@]}"; do
 			check "$name: $fn $bp % of $total samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %)" \
 				'close "$bp" "$jp" && close "$bp" "$own"'
 		done
+		lua_frames "$name"
 	done
 done
 
@@ -166,6 +193,7 @@ for flag in -jon -joff; do
 	a_jp=$(jp_share "$T/$name.jp" a); b_jp=$(jp_share "$T/$name.jp" b)
 	check "$name: a() $a_bp % and b() $b_bp % in bpfprof, $a_jp % and $b_jp % in jit.p (within 5 points)" \
 		'close "$a_bp" "$a_jp" && close "$b_bp" "$b_jp"'
+	lua_frames "$name"
 	if [ $flag = -jon ]; then
 		echo "# $name: samples with no Lua frame (a GC step from a trace among them):" \
 			"$(sum_matching "$T/$name.folded" '^luajit;.truncated.;') of $total start [truncated]"
