@@ -63,6 +63,7 @@ struct session {
 	bool write_failed;		/* a sink could not write a window (--rotate) */
 	int news_fd;			/* epoll set: the sampler's rings, the side-band; -1: none */
 	bool quiet;			/* the side-band's last read found nothing new */
+	uint64_t start_ns;		/* now_ns() at the profile's start_wall_ns */
 };
 
 /*
@@ -158,7 +159,13 @@ static int drain(struct session *ss, uint64_t *flip_ns, uint64_t *flip_wall_ns)
 	int err;
 
 	*flip_ns = flip;
-	*flip_wall_ns = wall_ns();
+	/*
+	 * On the profile's one clock, the wall clock at its start plus the time since: a
+	 * window due at a whole second (set_due) ends on or after it. A wall clock read now
+	 * may say a little before (a pause between the two reads), and a window of a
+	 * microsecond would follow, named for the same second as the one before.
+	 */
+	*flip_wall_ns = ss->coll.profile->start_wall_ns + (flip - ss->start_ns);
 	if ((err = sampler_drain(ss->sampler)))
 		return err;
 	sampler_stats(ss->sampler, &st);
@@ -558,7 +565,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 	/* The clock starts once every CPU samples. */
 	prof->start_wall_ns = wall_ns();
 	prof->command_line = xstrdup(o->command_line);
-	start = now_ns();
+	start = ss.start_ns = now_ns();
 	ss.coll.trim_only = set.trim_only;
 	if (start_sinks(&ss, prof, start))
 		goto out;
