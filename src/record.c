@@ -347,9 +347,18 @@ static int sample_loop(struct session *ss, uint64_t start)
 						  : 1;
 				next_drain = next_tick + (stretch - 1) * interval;
 			}
-			if (progress) {
+			/*
+			 * Progress and --listen's /metrics: the counters move every
+			 * interval, however stretched the drains.
+			 */
+			if (progress || (ss->server && !periodic)) {
+				if (!periodic)
+					sampler_read_stats(ss->sampler);
 				sampler_stats(ss->sampler, &st);
-				show_progress((now - start) / 1e9, &st);
+				if (progress)
+					show_progress((now - start) / 1e9, &st);
+				if (ss->server && !periodic)
+					publish_metrics(ss, &st);
 				sampler_stats_release(&st);
 			}
 			if (targets_gone(o, ss->cgroup_fd)) {

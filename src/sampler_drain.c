@@ -430,6 +430,11 @@ int sampler_drain(struct sampler *s)
 	return 0;
 }
 
+int sampler_read_stats(struct sampler *s)
+{
+	return read_stats(s);
+}
+
 bool sampler_drain_soon(const struct sampler *s)
 {
 	return s->drain_soon;

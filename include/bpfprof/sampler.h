@@ -159,7 +159,9 @@ int sampler_drain(struct sampler *s);
 bool sampler_drain_soon(const struct sampler *s);
 /* Detaches every perf event, then hands out everything left. */
 int sampler_stop(struct sampler *s);
-/* Statistics as of the last drain; out->recorded_per_cpu is a copy. */
+/* The program's counters read again between drains (progress, /metrics). 0 or -errno. */
+int sampler_read_stats(struct sampler *s);
+/* Statistics as of the last drain or read; out->recorded_per_cpu is a copy. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *out);
 void sampler_stats_release(struct sampler_stats *st);
 /* Whether the program walks user stacks with unwind tables (--unwind auto, if the kernel can). */

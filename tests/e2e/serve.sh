@@ -87,7 +87,7 @@ check "seconds=1 and seconds=2 at once: $na samples of the machine (at most $cpu
 
 # 3. /metrics: promtool's check, counters that move, and a Prometheus that scrapes them.
 http "$T/m1" "$url/metrics" > /dev/null
-sleep 1.2
+sleep 2.2
 http "$T/m2" "$url/metrics" > /dev/null
 promtool check metrics < "$T/m2" > "$T/promtool.out" 2>&1
 rc=$?
