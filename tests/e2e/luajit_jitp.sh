@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# bpfprof's split of Lua functions against LuaJIT's own profiler, jit.p
-# (luajit -jp), on the same process at the same time: each function's share
-# of the samples within 5 points, with the JIT on and with -joff, for the
+# bpfprof's split of Lua functions against the workload's own clock and
+# LuaJIT's own profiler, jit.p (luajit -jp), on the same process at the same
+# time: each function's share of the samples within 5 points of both (of
+# jit.p's where it is right, see agrees), with the JIT on and with -joff, for the
 # installed luajit (OpenResty's luajit2) and Debian's upstream LuaJIT when
 # make has unpacked it. jit.p runs in -jp=Gfi1 mode: by function ("f"),
 # whole stacks with raw counts ("G", so a share counts the samples whose
@@ -125,8 +126,19 @@ lua_frames() {
 	check "$1: Lua frames on ${with:-no} of ${n:-no} samples, ${without:-?} running no Lua (>= 99.5 %)" \
 		'[ "${n:-0}" -gt 0 ] && [ $(( ${with:-0} * 1000 )) -ge $(( n * 995 )) ]'
 }
-# close A B: A and B (per cent) within 5 points.
-close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
+# close A B [POINTS]: A and B (per cent) within 5 points (or POINTS).
+close() { awk -v a="$1" -v b="$2" -v p="${3:-5}" 'BEGIN { d = a - b; exit !(d <= p && d >= -p) }'; }
+# agrees NAME FN: checks bpfprof's share $bp of FN against the workload's own $own, and
+# against jit.p's $jp where jit.p is right: within 3 points of the workload's own clock.
+# Where it is not, it is shown and not compared. Seen when other processes share the
+# CPUs: inline-joff's mix() 84.2 % in jit.p against 79.7 % by the workload's thread
+# clock and 79.4 % in bpfprof; jit.p's samples, at the kernel's ticks, lean to mix().
+agrees() {
+	local jp_off=
+	close "$jp" "$own" 3 || jp_off="; jit.p off the workload's own by more than 3 points: not compared"
+	check "$1: $2 $bp % of ${total:-no} samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %$jp_off)" \
+		'[ "$RC" = 0 ] && [ "${total:-0}" -gt 2000 ] && close "$bp" "$own" && { [ -n "$jp_off" ] || close "$bp" "$jp"; }'
+}
 
 # run NAME LUAJIT JITFLAG SCRIPT [JP_OUT|-]: bpfprof -p on the script once it runs; the
 # workload's clocks and jit.p (into $T/NAME.jp unless -) over the window bpfprof samples.
@@ -167,8 +179,7 @@ for b in "${LUAJITS[@]}"; do
 			bp=$(bp_share "$T/$name.folded" $fn)
 			jp=$(jp_share "$T/$name.jp" $fn)
 			own=$wa; [ $fn = beta ] && own=$wb; [ $fn = gamma ] && own=$wg
-			check "$name: $fn $bp % of $total samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %)" \
-				'close "$bp" "$jp" && close "$bp" "$own"'
+			agrees "$name" $fn
 		done
 		lua_frames "$name"
 	done
@@ -186,8 +197,7 @@ for flag in -jon -joff; do
 		bp=$(bp_share "$T/$name.folded" $fn)
 		jp=$(jp_share "$T/$name.jp" $fn)
 		own=$wm; [ $fn = alloc ] && own=$wa
-		check "$name: $fn $bp % of ${total:-no} samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points; the workload measured $own %)" \
-			'[ "$RC" = 0 ] && [ "${total:-0}" -gt 2000 ] && close "$bp" "$jp" && close "$bp" "$own"'
+		agrees "$name" $fn
 	done
 	a_bp=$(bp_share "$T/$name.folded" a); b_bp=$(bp_share "$T/$name.folded" b)
 	a_jp=$(jp_share "$T/$name.jp" a); b_jp=$(jp_share "$T/$name.jp" b)
