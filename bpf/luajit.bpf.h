@@ -444,8 +444,11 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 			 * CALL, whose A says where the caller's frame is: the sample is the
 			 * caller's at that call (over 1 % of an interpreted run's samples).
 			 */
-			__u64 caller = r->rdx - 16 - (__u64)lj_read_u32(r->rbx - 4) / 256 % 256 * 8;
+			__u8 a = 0;
+			__u64 caller;
 
+			bpf_probe_read_user(&a, 1, (void *)(r->rbx - 3));
+			caller = r->rdx - (2 + (__u64)a) * 8;
 			if (caller > w->stack_lo && pc_in_function(frame_function(caller), r->rbx)) {
 				w->f = caller - 8;
 				w->pc = r->rbx;

@@ -149,6 +149,17 @@ static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 }
 
 /*
+ * The wall clock at now_ns() time ns, on the profile's one clock: its start's wall time plus
+ * the time since. A window due at a whole second (set_due) ends on or after it; a wall clock
+ * read after now_ns() may say a little before (a pause between the two reads), and a window
+ * of a microsecond would follow, named for the same second as the one before.
+ */
+static uint64_t wall_at(const struct session *ss, uint64_t ns)
+{
+	return ss->coll.profile->start_wall_ns + (ns - ss->start_ns);
+}
+
+/*
  * Reads the maps: every sample taken so far in the profile, the time of the
  * flip that ended them in *flip_ns (*flip_wall_ns on the wall clock). 0 or -errno.
  */
@@ -159,13 +170,7 @@ static int drain(struct session *ss, uint64_t *flip_ns, uint64_t *flip_wall_ns)
 	int err;
 
 	*flip_ns = flip;
-	/*
-	 * On the profile's one clock, the wall clock at its start plus the time since: a
-	 * window due at a whole second (set_due) ends on or after it. A wall clock read now
-	 * may say a little before (a pause between the two reads), and a window of a
-	 * microsecond would follow, named for the same second as the one before.
-	 */
-	*flip_wall_ns = ss->coll.profile->start_wall_ns + (flip - ss->start_ns);
+	*flip_wall_ns = wall_at(ss, flip);
 	if ((err = sampler_drain(ss->sampler)))
 		return err;
 	sampler_stats(ss->sampler, &st);
@@ -351,13 +356,15 @@ static int sample_loop(struct session *ss, uint64_t start)
 			 * Progress and --listen's /metrics: the counters move every
 			 * interval, however stretched the drains.
 			 */
-			if (progress || (ss->server && !periodic)) {
+			bool metrics = ss->server && !periodic;	/* unless a drain just did */
+
+			if (progress || metrics) {
 				if (!periodic)
 					sampler_read_stats(ss->sampler);
 				sampler_stats(ss->sampler, &st);
 				if (progress)
 					show_progress((now - start) / 1e9, &st);
-				if (ss->server && !periodic)
+				if (metrics)
 					publish_metrics(ss, &st);
 				sampler_stats_release(&st);
 			}
@@ -536,7 +543,7 @@ static int finish_sampling(struct session *ss, struct profile *prof, uint64_t en
 	symbolizer_name_late_jit(&ss->sym, prof);
 	sampler_stats(ss->sampler, st);
 	collector_add_lost_since(&ss->coll, st->total);
-	tell_sinks(ss, end_ns, prof->start_wall_ns + prof->duration_ns, true);
+	tell_sinks(ss, end_ns, wall_at(ss, end_ns), true);
 	/* --push: what is left sent, for a bounded time. */
 	free_sinks(ss, f);
 	gather_figures(ss, f);
