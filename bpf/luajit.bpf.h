@@ -32,7 +32,8 @@
 #define BPFPROF_LUAJIT_BPF_H
 
 #include "common.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
+#include "bpfprof/lua_frames.h"
 #include "settings.bpf.h"
 
 /*
@@ -147,8 +148,7 @@ struct lua_walk {
 	__u64 calls_pc[LJ_FUNCS_SEEN];	/* return pcs met, and their call's A (the caller's frame) */
 	__u8 calls_a[LJ_FUNCS_SEEN];
 	__u32 calls_next;
-	struct py_stack stack;
-	__u64 last_hash;	/* the py_hash the last walk gave (0: none): whose stack is here */
+	struct interp_stack stack;
 	struct user_regs regs;
 	__u32 pid;		/* whose: lua_sample is for the same thread */
 	__u64 vm_begin, vm_end;
@@ -162,7 +162,7 @@ struct lua_walk {
 	__u32 traceno;
 	__s32 vmstate;
 	__u32 state;		/* enum lua_vm_state */
-	__u32 end;		/* enum py_walk_end, once ended */
+	__u32 end;		/* enum interp_walk_end, once ended */
 	__u32 recorded;		/* frames recorded since the last VM entry */
 	__u32 resumes;		/* coroutines left for their resumers */
 	bool ready;		/* lua_before_walk found g and L: lua_sample walks */
@@ -367,20 +367,20 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	if (!settings.luajit_frames || !(p = bpf_map_lookup_elem(&luajit_procs, &key->tgid)) ||
 	    p->gen != key->gen)
 		return 0;
-	st->v[STAT_LUA_SAMPLES]++;
+	st->v[STAT_LUA(SAMPLES)]++;
 	if (!p->known) {
-		st->v[STAT_LUA_UNKNOWN_BUILD]++;
+		st->v[STAT_LUA(UNKNOWN_BUILD)]++;
 		return 0;
 	}
 	g = global_state(p, r, key->tgid, key->pid);
 	if (!g || bpf_probe_read_user(w->global, sizeof(w->global), (void *)(g + LJ_GLOBAL_AT))) {
-		st->v[STAT_LUA_NO_STATE]++;
+		st->v[STAT_LUA(NO_STATE)]++;
 		return 0;
 	}
 	L = LJ_GLOBAL(w, __u64, LJ_G_CUR_L) & LJ_GCPTR_MASK;
 	/* A lua_State outside every call into the VM has no C frame: the thread runs no Lua. */
 	if (!L || !start_at_saved(w, L, &cframe)) {
-		st->v[STAT_LUA_NOT_RUNNING]++;
+		st->v[STAT_LUA(NOT_RUNNING)]++;
 		return 0;
 	}
 	w->regs = *r;
@@ -470,14 +470,14 @@ static __always_inline void mark_entry(struct lua_walk *w)
 	__u32 n = w->stack.n;
 
 	if (n && w->recorded)
-		w->stack.frames[(n - 1) & (PY_MAX_FRAMES - 1)].instr |= PY_FRAME_ENTRY;
+		w->stack.frames[(n - 1) & (INTERP_MAX_FRAMES - 1)].instr |= INTERP_FRAME_ENTRY;
 	w->recorded = 0;
 }
 
 static __always_inline void record(struct lua_walk *w, __u64 code, __u32 instr, __u32 line)
 {
 	__u32 n = w->stack.n;
-	struct py_frame *fr = &w->stack.frames[n & (PY_MAX_FRAMES - 1)];
+	struct interp_frame *fr = &w->stack.frames[n & (INTERP_MAX_FRAMES - 1)];
 
 	fr->code = code;
 	fr->instr = instr;
@@ -619,16 +619,16 @@ static long lua_walk_step(__u32 i, void *unused)
 		return 1;
 	if (w->f <= w->stack_lo + 8) {
 		mark_entry(w);
-		return to_resumer(w) ? 0 : lua_walk_end(w, PY_WALK_WHOLE);
+		return to_resumer(w) ? 0 : lua_walk_end(w, INTERP_WALK_WHOLE);
 	}
-	if (w->stack.n >= PY_MAX_FRAMES)
-		return lua_walk_end(w, PY_WALK_DEPTH);
+	if (w->stack.n >= INTERP_MAX_FRAMES)
+		return lua_walk_end(w, INTERP_WALK_DEPTH);
 	/* The frame's function and its link, side by side. */
 	if (!frame_slots(w, w->f - 8, &tv, &ftsz))
-		return lua_walk_end(w, PY_WALK_FAULT);
+		return lua_walk_end(w, INTERP_WALK_FAULT);
 	fn = (__u32)((__s64)tv >> 47) == LJ_ITYPE_FUNC ? tv & LJ_GCPTR_MASK : 0;
 	if (!fn || !ftsz || !(s = function_seen(w, fn)))
-		return lua_walk_end(w, PY_WALK_FAULT);
+		return lua_walk_end(w, INTERP_WALK_FAULT);
 	if (!w->skip) {
 		if (s->ffid == 0) {
 			/* Where in the bytecode; userspace checks it against the prototype's size. */
@@ -648,12 +648,12 @@ static long lua_walk_step(__u32 i, void *unused)
 		__u8 a;
 
 		if (!call_a(w, ftsz, &a))
-			return lua_walk_end(w, PY_WALK_FAULT);
+			return lua_walk_end(w, INTERP_WALK_FAULT);
 		delta = (2 + (__u64)a) * 8;
 		w->pc = ftsz;
 		/* The frame recorded last (a vararg function's, for its own frame) is the callee. */
 		if (w->stack.n) {
-			w->stack.frames[(w->stack.n - 1) & (PY_MAX_FRAMES - 1)].instr |= LUA_FRAME_CALLED;
+			w->stack.frames[(w->stack.n - 1) & (INTERP_MAX_FRAMES - 1)].instr |= LUA_FRAME_CALLED;
 			w->hash = (w->hash ^ LUA_FRAME_CALLED) * 0x9e3779b97f4a7c15ull;
 		}
 	} else {
@@ -670,14 +670,14 @@ static long lua_walk_step(__u32 i, void *unused)
 		}
 	}
 	if (!delta || delta > w->f - w->stack_lo)
-		return lua_walk_end(w, PY_WALK_FAULT);
+		return lua_walk_end(w, INTERP_WALK_FAULT);
 	w->f -= delta;
 	return 0;
 }
 
 /*
  * After the native walk: the Lua frames into the scratch's stack and their
- * hash into key->py_hash; nothing when lua_before_walk found no Lua running.
+ * hash into key->interp_hash; nothing when lua_before_walk found no Lua running.
  */
 __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 {
@@ -689,12 +689,11 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	w = bpf_map_lookup_elem(&lua_scratch, &zero);
 	if (!w)
 		return 0;
-	w->last_hash = 0;
 	if (!w->ready || w->pid != key->pid)
 		return 0;
 	w->ready = false;
 	w->hash = 0x84222325cbf29ce4ull ^ w->state;
-	w->end = PY_WALK_DEPTH;
+	w->end = INTERP_WALK_DEPTH;
 	w->recorded = 0;
 	w->resumes = 0;
 	w->skip = false;
@@ -708,18 +707,17 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 		record(w, w->trace, LUA_FRAME_TRACE | w->trace_ofs, w->traceno);
 		w->recorded = 0;
 	}
-	bpf_loop(PY_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
+	bpf_loop(INTERP_MAX_FRAMES * 2, lua_walk_step, NULL, 0);
 	w->stack.end = w->end;
 	w->stack.runtime = RUNTIME_LUAJIT;
 	w->stack.state = w->state;
-	st->v[STAT_LUA_STATE + (w->state < LUA_VM_STATE_MAX ? w->state : 0)]++;
+	st->v[STAT_LUA(STATE) + (w->state < LUA_VM_STATE_MAX ? w->state : 0)]++;
 	if (!w->stack.n) {
-		st->v[STAT_LUA_NO_FRAME]++;
+		st->v[STAT_LUA(NO_FRAME)]++;
 		return 0;
 	}
-	st->v[STAT_LUA_END + (w->end < PY_WALK_END_MAX ? w->end : PY_WALK_FAULT)]++;
-	key->py_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
-	w->last_hash = key->py_hash;
+	st->v[STAT_LUA(END) + (w->end < INTERP_WALK_END_MAX ? w->end : INTERP_WALK_FAULT)]++;
+	key->interp_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
 	return 1;
 }
 
@@ -732,22 +730,8 @@ __noinline int luajit_sample(struct sample_key *key, __u32 set, struct sample_st
 
 	if (!key || !st || !lua_sample(key, st) || !(w = bpf_map_lookup_elem(&lua_scratch, &zero)))
 		return -1;
-	store_interp_stack(set & 1, key, st, &cause, &lua_notices, &w->stack);
+	interp_store(set & 1, key, st, &cause, &lua_notices, &w->stack);
 	return cause;
-}
-
-/* The Lua frames key names (walked last on this CPU) into out; false if they are not Lua's. */
-static __always_inline bool luajit_stack_copy(const struct sample_key *key, struct py_stack *out)
-{
-	struct lua_walk *w;
-	__u32 zero = 0;
-
-	w = key->py_hash ? bpf_map_lookup_elem(&lua_scratch, &zero) : NULL;
-	if (!w || w->last_hash != key->py_hash)
-		return false;
-	if (bpf_probe_read_kernel(out, sizeof(*out), &w->stack))
-		out->n = 0;
-	return true;
 }
 
 #endif

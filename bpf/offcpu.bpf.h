@@ -22,7 +22,7 @@
 #include "filter.bpf.h"
 #include "key.bpf.h"
 #include "maps.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "settings.bpf.h"
 #include "unwind.bpf.h"
 
@@ -39,7 +39,7 @@ struct offcpu_task {
 	__u32 nu;		/* frames in ustack */
 	struct sample_key key;
 	__u64 ustack[BPFPROF_MAX_DEPTH];	/* its user stack, for a block across a drain */
-	struct py_stack py;			/* its Python frames, likewise (if key.py_hash) */
+	struct interp_stack interp;		/* its interpreter frames, likewise (if key.interp_hash) */
 	/*
 	 * The walk of that user stack, to be taken again if the thread next
 	 * leaves from the same registers and the words the walk read are the
@@ -185,7 +185,7 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	}
 	if ((settings.python_frames || settings.luajit_frames || settings.ruby_frames) &&
 	    settings.cfi_unwind)
-		runtime_stack_copy(key, &e->py);
+		interp_stack_copy(key, &e->interp);
 	/* A stack the maps could not take: the block goes whole when it ends. */
 	e->epoch = kb.cause >= 0 || (settings.kernel_stacks && key->kstack_id == BPFPROF_NO_STACK)
 		? ~epoch : epoch;
@@ -218,8 +218,8 @@ static __always_inline void send_block(struct task_struct *next, struct offcpu_t
 	r->ustack_bytes = nu && !bpf_probe_read_kernel(&r->ips[nk], nu * sizeof(__u64), e->ustack)
 		? nu * sizeof(__u64) : -EFAULT;
 	nu = frames_in(r->ustack_bytes);
-	if (!e->key.py_hash || bpf_probe_read_kernel(&r->py, sizeof(r->py), &e->py))
-		r->py.n = 0;
+	if (!e->key.interp_hash || bpf_probe_read_kernel(&r->interp, sizeof(r->interp), &e->interp))
+		r->interp.n = 0;
 	size = __builtin_offsetof(struct fallback_record, ips) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(*r))
 		size = sizeof(*r);

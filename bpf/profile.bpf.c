@@ -13,7 +13,7 @@
 #include "filter.bpf.h"
 #include "key.bpf.h"
 #include "maps.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "settings.bpf.h"
 #include "unwind.bpf.h"
 
@@ -99,7 +99,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, const st
 	r->unwind = key->unwind;
 	r->state = key->state;
 	r->value = 1;
-	python_stack_copy(key, &r->py);
+	interp_stack_copy(key, &r->interp);
 	if (settings.cfi_unwind) {
 		/* The stack walked here, not the frame pointers' one. */
 		nu = walked;

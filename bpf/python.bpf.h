@@ -19,6 +19,8 @@
 #define BPFPROF_PYTHON_BPF_H
 
 #include "common.bpf.h"
+#include "interp.bpf.h"
+#include "bpfprof/py_frames.h"
 #include "settings.bpf.h"
 
 /* Files that hold an interpreter, by identity; written by userspace. */
@@ -52,9 +54,9 @@ struct py_walk {
 	__u64 frame;		/* the next frame to read */
 	__u64 hash;
 	__u32 read_size;	/* bytes of a frame read: its last member's end */
-	__u32 end;		/* enum py_walk_end, once ended */
+	__u32 end;		/* enum interp_walk_end, once ended */
 	__u8 buf[136];		/* the frame's first read_size bytes (at most 128), and slack */
-	struct py_stack stack;
+	struct interp_stack stack;
 };
 
 struct {
@@ -63,19 +65,6 @@ struct {
 	__type(value, struct py_walk);
 	__uint(max_entries, 1);
 } py_scratch SEC(".maps");
-
-/* Python stacks by hash, one map per set (see maps.bpf.h); sized by userspace. */
-#define PYSTACK_MAP(name)						\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_HASH);			\
-		__type(key, __u64);					\
-		__type(value, struct py_stack);				\
-		__uint(max_entries, 16384);				\
-		__uint(map_flags, BPF_F_NO_PREALLOC);			\
-	} name SEC(".maps")
-
-PYSTACK_MAP(pystacks0);
-PYSTACK_MAP(pystacks1);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -165,7 +154,7 @@ static __always_inline long py_walk_end(struct py_walk *w, __u32 end)
 static long py_walk_step(__u32 i, void *unused)
 {
 	__u32 zero = 0, n, read_size, instr, line;
-	struct py_frame *f;
+	struct interp_frame *f;
 	struct py_walk *w;
 	__u64 code;
 	__u8 entry;
@@ -174,12 +163,12 @@ static long py_walk_step(__u32 i, void *unused)
 	if (!w)
 		return 1;
 	if (!w->frame)
-		return py_walk_end(w, PY_WALK_WHOLE);
+		return py_walk_end(w, INTERP_WALK_WHOLE);
 	read_size = w->read_size;
 	if (read_size > 128)
-		return py_walk_end(w, PY_WALK_FAULT);
+		return py_walk_end(w, INTERP_WALK_FAULT);
 	if (bpf_probe_read_user(w->buf, read_size, (void *)w->frame))
-		return py_walk_end(w, PY_WALK_FAULT);
+		return py_walk_end(w, INTERP_WALK_FAULT);
 	w->frame = buf_u64(w, w->off.frame_previous);
 	code = buf_u64(w, w->off.frame_code);
 	entry = w->off.frame_entry == PY_NO_MEMBER ? 1 : w->buf[w->off.frame_entry & 0x7f];
@@ -187,20 +176,20 @@ static long py_walk_step(__u32 i, void *unused)
 	if (w->off.frames == PY_FRAMES_312 && entry == PY_FRAME_OWNED_BY_CSTACK) {
 		/* The frame an eval call starts with: the frame recorded before it was that call's first. */
 		if (n)
-			w->stack.frames[(n - 1) & (PY_MAX_FRAMES - 1)].instr |= PY_FRAME_ENTRY;
+			w->stack.frames[(n - 1) & (INTERP_MAX_FRAMES - 1)].instr |= INTERP_FRAME_ENTRY;
 		return 0;
 	}
-	if (n >= PY_MAX_FRAMES)
-		return py_walk_end(w, PY_WALK_DEPTH);
+	if (n >= INTERP_MAX_FRAMES)
+		return py_walk_end(w, INTERP_WALK_DEPTH);
 	if (!code || bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->off.code_firstlineno)))
-		return py_walk_end(w, PY_WALK_FAULT);
+		return py_walk_end(w, INTERP_WALK_FAULT);
 	instr = w->off.frames == PY_FRAMES_310 ? buf_u32(w, w->off.frame_instr)
 					       : (__u32)(buf_u64(w, w->off.frame_instr) - code);
-	instr &= ~PY_FRAME_ENTRY;
+	instr &= ~INTERP_FRAME_ENTRY;
 	/* 3.10: every frame is an eval call of its own; 3.11: is_entry says. */
 	if (w->off.frames != PY_FRAMES_312 && entry)
-		instr |= PY_FRAME_ENTRY;
-	f = &w->stack.frames[n & (PY_MAX_FRAMES - 1)];
+		instr |= INTERP_FRAME_ENTRY;
+	f = &w->stack.frames[n & (INTERP_MAX_FRAMES - 1)];
 	f->code = code;
 	f->instr = instr;
 	f->firstlineno = line;
@@ -213,7 +202,7 @@ static long py_walk_step(__u32 i, void *unused)
 
 /*
  * The sampled thread's Python frames into py_scratch, their hash into
- * key->py_hash; nothing for a thread of a process that is not Python, or
+ * key->interp_hash; nothing for a thread of a process that is not Python, or
  * runs no Python code.
  */
 static __always_inline void walk_python(struct sample_key *key, struct sample_stats *st)
@@ -226,20 +215,20 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 	if (!settings.python_frames || !(p = bpf_map_lookup_elem(&python_procs, &key->tgid)) ||
 	    p->gen != key->gen)
 		return;
-	st->v[STAT_PY_SAMPLES]++;
+	st->v[STAT_PY(SAMPLES)]++;
 	if (p->off.frames == PY_FRAMES_NONE) {
-		st->v[STAT_PY_UNSUPPORTED]++;
+		st->v[STAT_PY(UNSUPPORTED)]++;
 		return;
 	}
 	if (!(ts = thread_state(p, key->pid))) {
-		st->v[STAT_PY_NO_THREAD]++;
+		st->v[STAT_PY(NO_THREAD)]++;
 		return;
 	}
 	frame = read_u64(ts + p->off.tstate_frame);
 	if (frame && p->off.cframe_current_frame != PY_NO_MEMBER)
 		frame = read_u64(frame + p->off.cframe_current_frame);
 	if (!frame || !(w = bpf_map_lookup_elem(&py_scratch, &zero))) {
-		st->v[STAT_PY_NO_FRAME]++;
+		st->v[STAT_PY(NO_FRAME)]++;
 		return;
 	}
 	w->off = p->off;
@@ -252,73 +241,19 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 		last = w->off.frame_entry;
 	w->read_size = last + 8;
 	w->frame = frame;
-	w->end = PY_WALK_DEPTH;
+	w->end = INTERP_WALK_DEPTH;
 	w->hash = 0x84222325cbf29ce4ull;
 	w->stack.n = 0;
-	bpf_loop(PY_MAX_FRAMES * 2, py_walk_step, NULL, 0);
+	bpf_loop(INTERP_MAX_FRAMES * 2, py_walk_step, NULL, 0);
 	w->stack.end = w->end;
 	w->stack.runtime = RUNTIME_PYTHON;
 	w->stack.state = 0;
 	if (!w->stack.n) {
-		st->v[STAT_PY_NO_FRAME]++;
+		st->v[STAT_PY(NO_FRAME)]++;
 		return;
 	}
-	st->v[STAT_PY_END + (w->end < PY_WALK_END_MAX ? w->end : PY_WALK_FAULT)]++;
-	key->py_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
-}
-
-/*
- * An interpreter stack walked (stack, in a map's per-CPU scratch: Python's,
- * or another runtime's in its shape) into the active set's pystacks, and to
- * userspace through the runtime's ring notices if new there.
- */
-static __always_inline void store_interp_stack(__u32 set, const struct sample_key *key,
-					       struct sample_stats *st, int *cause, void *notices,
-					       const struct py_stack *stack)
-{
-	void *pystacks = set ? (void *)&pystacks1 : (void *)&pystacks0;
-	struct py_notice *notice;
-	long err;
-
-	if (!key->py_hash || bpf_map_lookup_elem(pystacks, &key->py_hash))
-		return;
-	err = bpf_map_update_elem(pystacks, &key->py_hash, stack, BPF_NOEXIST);
-	if (err) {
-		if (err != -EEXIST) {
-			st->v[STAT_PYSTACKS_FULL]++;
-			*cause = CAUSE_STACK_FULL;
-		}
-		return;
-	}
-	notice = bpf_ringbuf_reserve(notices, sizeof(*notice), 0);
-	if (!notice) {
-		st->v[STAT_PY_NOTICES_LOST]++;
-		return;
-	}
-	notice->tgid = key->tgid;
-	notice->gen = key->gen;
-	if (bpf_probe_read_kernel(&notice->stack, sizeof(notice->stack), stack)) {
-		bpf_ringbuf_discard(notice, 0);
-		st->v[STAT_PY_NOTICES_LOST]++;
-		return;
-	}
-	/*
-	 * The kernel wakes the namer only for the first notice since it last
-	 * read (the ring's adaptive wakeup): once a batch, none while nothing
-	 * is new (runtime_shared.c).
-	 */
-	bpf_ringbuf_submit(notice, 0);
-}
-
-/* The Python frames key names (walked last on this CPU) into out; out->n 0 if none. */
-static __always_inline void python_stack_copy(const struct sample_key *key, struct py_stack *out)
-{
-	struct py_walk *pw;
-	__u32 zero = 0;
-
-	pw = key->py_hash ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
-	if (!pw || bpf_probe_read_kernel(out, sizeof(*out), &pw->stack))
-		out->n = 0;
+	st->v[STAT_PY(END) + (w->end < INTERP_WALK_END_MAX ? w->end : INTERP_WALK_FAULT)]++;
+	key->interp_hash = (w->hash ^ w->end) ? w->hash ^ w->end : 1;
 }
 
 /*
@@ -337,7 +272,7 @@ __noinline int python_sample(struct sample_key *key, __u32 set, struct sample_st
 	walk_python(key, st);
 	w = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (w)
-		store_interp_stack(set & 1, key, st, &cause, &py_notices, &w->stack);
+		interp_store(set & 1, key, st, &cause, &py_notices, &w->stack);
 	return cause;
 }
 

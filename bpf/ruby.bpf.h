@@ -20,7 +20,7 @@
 
 #include "common.bpf.h"
 #include "maps.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 #include "settings.bpf.h"
 #include "bpfprof/rb_frames.h"
 
@@ -47,12 +47,11 @@ struct {
 } rb_notices SEC(".maps");
 
 struct rb_walk {
-	struct py_stack stack;
-	__u64 last_hash;	/* the py_hash the last walk gave (0: none): whose stack is here */
+	struct interp_stack stack;
 	__u64 hash;
 	__u64 cfp, end;		/* the next frame; where the outermost ends */
 	__u32 cfp_size;
-	__u32 end_why;		/* enum py_walk_end, once ended */
+	__u32 end_why;		/* enum interp_walk_end, once ended */
 	__u32 recorded;		/* frames recorded since the last entry into the VM */
 };
 
@@ -120,7 +119,7 @@ static __always_inline __u64 current_ec(const struct ruby_process *p)
 static __always_inline void rb_record(struct rb_walk *w, __u64 code, __u32 instr)
 {
 	__u32 n = w->stack.n;
-	struct py_frame *fr = &w->stack.frames[n & (PY_MAX_FRAMES - 1)];
+	struct interp_frame *fr = &w->stack.frames[n & (INTERP_MAX_FRAMES - 1)];
 
 	fr->code = code;
 	fr->instr = instr;
@@ -170,14 +169,14 @@ static long rb_walk_step(__u32 i, void *unused)
 		return 1;
 	/* The outermost frame, at the stack's end, is the VM's dummy one. */
 	if (w->cfp + w->cfp_size >= w->end)
-		return rb_walk_end(w, PY_WALK_WHOLE);
-	if (w->stack.n >= PY_MAX_FRAMES)
-		return rb_walk_end(w, PY_WALK_DEPTH);
+		return rb_walk_end(w, INTERP_WALK_WHOLE);
+	if (w->stack.n >= INTERP_MAX_FRAMES)
+		return rb_walk_end(w, INTERP_WALK_DEPTH);
 	if (bpf_probe_read_user(&frame, sizeof(frame), (void *)w->cfp))
-		return rb_walk_end(w, PY_WALK_FAULT);
+		return rb_walk_end(w, INTERP_WALK_FAULT);
 	if (!frame.ep || (frame.ep & 7) ||
 	    bpf_probe_read_user(env, sizeof(env), (void *)(frame.ep - 16)))
-		return rb_walk_end(w, PY_WALK_FAULT);
+		return rb_walk_end(w, INTERP_WALK_FAULT);
 	flags = env[2];
 	magic = flags & RB_FRAME_MAGIC_MASK;
 	if (magic == RB_FRAME_MAGIC_CFUNC) {
@@ -191,7 +190,7 @@ static long rb_walk_step(__u32 i, void *unused)
 	}
 	if ((flags & RB_FRAME_FLAG_FINISH) && w->recorded) {
 		n = w->stack.n;
-		w->stack.frames[(n - 1) & (PY_MAX_FRAMES - 1)].instr |= PY_FRAME_ENTRY;
+		w->stack.frames[(n - 1) & (INTERP_MAX_FRAMES - 1)].instr |= INTERP_FRAME_ENTRY;
 		w->recorded = 0;
 	}
 	w->cfp += w->cfp_size;
@@ -200,7 +199,7 @@ static long rb_walk_step(__u32 i, void *unused)
 
 /*
  * The sample's Ruby frames walked into the scratch's stack and their hash
- * into key->py_hash; 1 if any, 0 if none (not a Ruby thread, or none yet).
+ * into key->interp_hash; 1 if any, 0 if none (not a Ruby thread, or none yet).
  */
 __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 {
@@ -216,18 +215,17 @@ __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 	w = bpf_map_lookup_elem(&rb_scratch, &zero);
 	if (!w)
 		return 0;
-	w->last_hash = 0;
 	p = bpf_map_lookup_elem(&ruby_procs, &key->tgid);
 	if (!p || p->gen != key->gen)
 		return 0;
-	st->v[STAT_RB_SAMPLES]++;
+	st->v[STAT_RB(SAMPLES)]++;
 	if (!p->known) {
-		st->v[STAT_RB_UNKNOWN_VERSION]++;
+		st->v[STAT_RB(UNKNOWN_VERSION)]++;
 		return 0;
 	}
 	ec = current_ec(p);
 	if (!ec || bpf_probe_read_user(&head, sizeof(head), (void *)ec)) {
-		st->v[STAT_RB_NO_EC]++;
+		st->v[STAT_RB(NO_EC)]++;
 		return 0;
 	}
 	w->cfp_size = p->l.cfp_size;
@@ -236,28 +234,27 @@ __noinline int rb_sample(struct sample_key *key, struct sample_stats *st)
 	/* Frames lie in the VM stack: anything else is not a context of this layout. */
 	if (w->cfp_size < sizeof(struct rb_cfp_head) || head.vm_stack_size > (1u << 28) ||
 	    w->cfp < head.vm_stack || w->cfp >= w->end) {
-		st->v[STAT_RB_NO_EC]++;
+		st->v[STAT_RB(NO_EC)]++;
 		return 0;
 	}
 	/* In GC or not: the same frames make another stack. */
 	state = in_gc(p) ? RB_VM_GC : RB_VM_RUBY;
 	if (state == RB_VM_GC)
-		st->v[STAT_RB_GC]++;
+		st->v[STAT_RB(GC)]++;
 	w->hash = 0x84222325cbf29ce4ull ^ state;
-	w->end_why = PY_WALK_DEPTH;
+	w->end_why = INTERP_WALK_DEPTH;
 	w->recorded = 0;
 	w->stack.n = 0;
-	bpf_loop(PY_MAX_FRAMES * 2, rb_walk_step, NULL, 0);
+	bpf_loop(INTERP_MAX_FRAMES * 2, rb_walk_step, NULL, 0);
 	w->stack.end = w->end_why;
 	w->stack.runtime = RUNTIME_RUBY;
 	w->stack.state = state;
 	if (!w->stack.n) {
-		st->v[STAT_RB_NO_FRAME]++;
+		st->v[STAT_RB(NO_FRAME)]++;
 		return 0;
 	}
-	st->v[STAT_RB_END + (w->end_why < PY_WALK_END_MAX ? w->end_why : PY_WALK_FAULT)]++;
-	key->py_hash = (w->hash ^ w->end_why) ? w->hash ^ w->end_why : 1;
-	w->last_hash = key->py_hash;
+	st->v[STAT_RB(END) + (w->end_why < INTERP_WALK_END_MAX ? w->end_why : INTERP_WALK_FAULT)]++;
+	key->interp_hash = (w->hash ^ w->end_why) ? w->hash ^ w->end_why : 1;
 	return 1;
 }
 
@@ -309,22 +306,8 @@ __noinline int ruby_sample(struct sample_key *key, __u32 set, struct sample_stat
 
 	if (!key || !st || !rb_sample(key, st) || !(w = bpf_map_lookup_elem(&rb_scratch, &zero)))
 		return -1;
-	store_interp_stack(set & 1, key, st, &cause, &rb_notices, &w->stack);
+	interp_store(set & 1, key, st, &cause, &rb_notices, &w->stack);
 	return cause;
-}
-
-/* The Ruby frames key names (walked last on this CPU) into out; false if they are not Ruby's. */
-static __always_inline bool ruby_stack_copy(const struct sample_key *key, struct py_stack *out)
-{
-	struct rb_walk *w;
-	__u32 zero = 0;
-
-	w = key->py_hash ? bpf_map_lookup_elem(&rb_scratch, &zero) : NULL;
-	if (!w || w->last_hash != key->py_hash)
-		return false;
-	if (bpf_probe_read_kernel(out, sizeof(*out), &w->stack))
-		out->n = 0;
-	return true;
 }
 
 #endif

@@ -6,7 +6,7 @@
  * walk reads, what it needs before the native walk (LuaJIT: where a trace
  * puts the VM's frame), its frames walked where a sample's stacks are
  * (key.bpf.h). A sample is of one process, so of one runtime at most:
- * its frames go in the key's py_hash, whichever runtime walked them.
+ * its frames go in the key's interp_hash, whichever runtime walked them.
  */
 #ifndef BPFPROF_RUNTIMES_BPF_H
 #define BPFPROF_RUNTIMES_BPF_H
@@ -54,20 +54,10 @@ static __always_inline void runtime_frames(struct sample_key *key, __u32 set, st
 {
 	if (settings.python_frames)
 		take_cause(python_sample(key, set, st), cause);
-	if (settings.luajit_frames && !key->py_hash)
+	if (settings.luajit_frames && !key->interp_hash)
 		take_cause(luajit_sample(key, set, st), cause);
-	if (settings.ruby_frames && !key->py_hash)
+	if (settings.ruby_frames && !key->interp_hash)
 		take_cause(ruby_sample(key, set, st), cause);
-}
-
-/* The interpreter frames key names (walked last on this CPU) into out; out->n 0 if none. */
-static __always_inline void runtime_stack_copy(const struct sample_key *key, struct py_stack *out)
-{
-	if (settings.luajit_frames && luajit_stack_copy(key, out))
-		return;
-	if (settings.ruby_frames && ruby_stack_copy(key, out))
-		return;
-	python_stack_copy(key, out);
 }
 
 #endif

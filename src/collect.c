@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bpfprof/collect.h"
+#include "bpfprof/lua_frames.h"
 
 static void reset_cache(struct collector *c);
 
@@ -181,7 +182,7 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	 * Kernel and user frames, Python frames in place of the eval calls', a
 	 * [truncated] root; off the CPU, why at the leaf.
 	 */
-	uint32_t frames[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + 2], n;
+	uint32_t frames[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + 2], n;
 	struct prof_sample s = { 0 };
 	uint64_t count = rs->count;
 	bool cut;
@@ -222,8 +223,8 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.cgroup_id = rs->cgroup_id;
 	s.count = count;
 	s.state = rs->state;
-	if (rs->py.n && rs->py.runtime == RUNTIME_LUAJIT && rs->py.state < LUA_VM_STATE_MAX)
-		s.lua_vm = 1 + rs->py.state;
+	if (rs->interp.n && rs->interp.runtime == RUNTIME_LUAJIT && rs->interp.state < LUA_VM_STATE_MAX)
+		s.lua_vm = 1 + rs->interp.state;
 	profile_add_sample(c->profile, &s);
 	if (rs->cgroup_id && !profile_cgroup(c->profile, rs->cgroup_id)) {
 		const char *path = cgroups_path(&c->cgroups, rs->cgroup_id);

@@ -113,10 +113,10 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.pystacks0,
+	    (err = bpf_map__set_max_entries(skel->maps.interp_stacks0,
 					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
 									 : 1)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.pystacks1,
+	    (err = bpf_map__set_max_entries(skel->maps.interp_stacks1,
 					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
 									 : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.py_notices,
@@ -459,7 +459,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	if (cfg->bpf.cfi_unwind) {
 		s->walk_keys = xmalloc(BATCH * sizeof(*s->walk_keys));
 		/* Room for a batch of walked stacks, or of the larger Python stacks. */
-		s->walk_ips = xmalloc(BATCH * sizeof(struct py_stack));
+		s->walk_ips = xmalloc(BATCH * sizeof(struct interp_stack));
 	}
 
 	err = load_retrying(s, cfg, &opts, cfg->bpf.cfi_unwind);

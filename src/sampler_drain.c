@@ -99,8 +99,8 @@ static const struct py_slot *load_python(struct set_stacks *st, uint64_t hash)
 
 static void keep_python(struct set_stacks *st, uint64_t hash, const void *value)
 {
-	const struct py_stack *ps = value;
-	uint32_t n = ps->n < PY_MAX_FRAMES ? ps->n : PY_MAX_FRAMES;
+	const struct interp_stack *ps = value;
+	uint32_t n = ps->n < INTERP_MAX_FRAMES ? ps->n : INTERP_MAX_FRAMES;
 	struct py_slot *p;
 
 	if (load_python(st, hash))
@@ -182,8 +182,8 @@ static int read_walked(struct sampler *s, unsigned set)
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
 	if (!err && (s->python || s->luajit || s->ruby))
 		err = take_stacks(s, set,
-				  bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks0),
-				  sizeof(struct py_stack), keep_python);
+				  bpf_map__fd(set ? s->skel->maps.interp_stacks1 : s->skel->maps.interp_stacks0),
+				  sizeof(struct interp_stack), keep_python);
 	return err;
 }
 
@@ -268,12 +268,12 @@ static int read_set(struct sampler *s, unsigned set)
 				rs.ustack.cache_key = k->ustack_hash | 1ull << 63;
 			}
 			rs.walk = k->unwind;
-			if (k->py_hash && (py = load_python(st, k->py_hash))) {
-				rs.py.frames = st->py_frames + py->first;
-				rs.py.n = py->n;
-				rs.py.end = py->end;
-				rs.py.runtime = py->runtime;
-				rs.py.state = py->state;
+			if (k->interp_hash && (py = load_python(st, k->interp_hash))) {
+				rs.interp.frames = st->py_frames + py->first;
+				rs.interp.n = py->n;
+				rs.interp.end = py->end;
+				rs.interp.runtime = py->runtime;
+				rs.interp.state = py->state;
 			}
 			rs.count = s->values[i];
 			rs.state = k->state < STATE_MAX ? k->state : STATE_SLEEPING;

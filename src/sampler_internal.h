@@ -58,7 +58,7 @@ struct set_stacks {
 	} *py;
 	uint32_t nr_py, py_alloc;
 	struct itab py_index;
-	struct py_frame *py_frames;
+	struct interp_frame *py_frames;
 	size_t nr_py_frames, py_frames_alloc;
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */

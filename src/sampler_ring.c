@@ -82,11 +82,11 @@ int sampler_on_record(void *ctx, void *data, size_t size)
 		s->stats.received++;
 	}
 	rs.walk = r->unwind;
-	rs.py.frames = r->py.frames;
-	rs.py.n = r->py.n < PY_MAX_FRAMES ? r->py.n : PY_MAX_FRAMES;
-	rs.py.end = r->py.end;
-	rs.py.runtime = r->py.runtime;
-	rs.py.state = r->py.state;
+	rs.interp.frames = r->interp.frames;
+	rs.interp.n = r->interp.n < INTERP_MAX_FRAMES ? r->interp.n : INTERP_MAX_FRAMES;
+	rs.interp.end = r->interp.end;
+	rs.interp.runtime = r->interp.runtime;
+	rs.interp.state = r->interp.state;
 	s->on_sample(s->ctx, &rs);
 	return 0;
 }

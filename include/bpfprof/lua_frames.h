@@ -5,13 +5,13 @@
  * (GC64, x86-64) keeps its VM code and global state, which files hold one,
  * and how a sample's Lua frames are recorded. Compiled by both sides.
  *
- * A sample's Lua frames travel as a Python stack does (struct py_stack,
+ * A sample's Lua frames travel as a Python stack does (struct interp_stack,
  * py_frames.h), with stack.runtime RUNTIME_LUAJIT, in these terms:
  *   frame.code        the function's GCproto address (Lua functions), or 0
  *                     with LUA_FRAME_BUILTIN in instr (a fast function);
  *   frame.instr       the bytecode position (instructions from the
  *                     prototype's first; LUA_NO_PC: not known), or the fast
- *                     function's id; | PY_FRAME_ENTRY on the first frame one
+ *                     function's id; | INTERP_FRAME_ENTRY on the first frame one
  *                     entry into the VM ran (its caller is C), as Python's
  *                     eval calls; | LUA_FRAME_CALLED when the frame below
  *                     called this one from Lua (its call site names it);
@@ -23,7 +23,11 @@
 #ifndef BPFPROF_LUA_FRAMES_H
 #define BPFPROF_LUA_FRAMES_H
 
+#include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
+
+/* LuaJIT's id among the runtimes (interp.h). */
+#define RUNTIME_LUAJIT 1
 
 /* A file holding a LuaJIT VM (libluajit-5.1.so, a luajit executable, or a host linking it in). */
 struct luajit_file {
@@ -102,7 +106,7 @@ enum luajit_flavour {
 #define LUA_FRAME_POS_MASK 0x00ffffffu
 #define LUA_NO_PC         0x00ffffffu
 
-/* What the VM was doing at the sample: py_stack.state of a LuaJIT stack. */
+/* What the VM was doing at the sample: interp_stack.state of a LuaJIT stack. */
 enum lua_vm_state {
 	LUA_VM_INTERP = 0,		/* interpreting bytecode */
 	LUA_VM_TRACE,			/* running a compiled trace */
@@ -114,6 +118,20 @@ enum lua_vm_state {
 	LUA_VM_ASM,			/* assembling it */
 	LUA_VM_STATE_MAX
 };
+
+/* LuaJIT's counters in its stats block (interp.h's RUNTIME_STAT). */
+enum lua_stat {
+	LUA_STAT_SAMPLES,	/* recorded samples of LuaJIT processes */
+	LUA_STAT_UNKNOWN_BUILD,	/* a LuaJIT whose layout bpfprof cannot read */
+	LUA_STAT_NO_STATE,	/* its global state not found yet (no sample in the VM so far) */
+	LUA_STAT_NOT_RUNNING,	/* the thread runs no Lua (outside every call into the VM) */
+	LUA_STAT_NO_FRAME,	/* walked, no frame found */
+	LUA_STAT_STATE,		/* walks by what the VM was doing (enum lua_vm_state) */
+	LUA_STAT_END = LUA_STAT_STATE + LUA_VM_STATE_MAX,	/* walks that found frames, by their end */
+	LUA_STAT_MAX = LUA_STAT_END + INTERP_WALK_END_MAX
+};
+#define STAT_LUA(what) RUNTIME_STAT(RUNTIME_LUAJIT, LUA_STAT_##what)
+_Static_assert(LUA_STAT_MAX <= RUNTIME_STATS, "its counters fit its block");
 
 /* A LuaJIT process: its file's layout, where its VM code is, its global state once found. */
 struct luajit_process {

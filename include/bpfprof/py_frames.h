@@ -8,7 +8,21 @@
 #ifndef BPFPROF_PY_FRAMES_H
 #define BPFPROF_PY_FRAMES_H
 
+#include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
+
+/* Python's id among the runtimes (interp.h), and its counters in their stats block. */
+#define RUNTIME_PYTHON 0
+enum py_stat {
+	PY_STAT_SAMPLES,	/* recorded samples of Python processes */
+	PY_STAT_UNSUPPORTED,	/* an interpreter version whose frames are not read */
+	PY_STAT_NO_THREAD,	/* the thread has no thread state (a thread Python did not start) */
+	PY_STAT_NO_FRAME,	/* the thread runs no Python code (before the first, or done) */
+	PY_STAT_END,		/* walks that found frames, by how they ended (enum interp_walk_end) */
+	PY_STAT_MAX = PY_STAT_END + INTERP_WALK_END_MAX
+};
+#define STAT_PY(what) RUNTIME_STAT(RUNTIME_PYTHON, PY_STAT_##what)
+_Static_assert(PY_STAT_MAX <= RUNTIME_STATS, "its counters fit its block");
 
 /* How a version keeps its frames: py_offsets.frames. */
 enum py_frame_layout {
@@ -77,57 +91,11 @@ struct python_process {
 	struct py_offsets off;
 };
 
-/* Python frames walked per sample, at most; a longer stack is cut at its root. */
-#define PY_MAX_FRAMES 64
-
 /*
- * One Python frame of a sample. instr says where in its code object:
- * 3.10, f_lasti (code units); later, the instruction pointer less the code
+ * A Python frame (interp.h's interp_frame): its code object, and in instr
+ * where in it (with INTERP_FRAME_ENTRY on an eval call's first): 3.10,
+ * f_lasti (code units); later, the instruction pointer less the code
  * object's address (bytes).
  */
-#define PY_FRAME_ENTRY 0x80000000u	/* in instr: the first frame of its eval call */
-struct py_frame {
-	__u64 code;			/* the code object's address */
-	__u32 instr;			/* | PY_FRAME_ENTRY */
-	__u32 firstlineno;		/* the code object's, as read with it: tells a reused address */
-};
-
-/* How a walk of Python frames went: py_stack.end. */
-enum py_walk_end {
-	PY_WALK_WHOLE = 0,		/* to the thread's first frame */
-	PY_WALK_DEPTH,			/* cut at PY_MAX_FRAMES */
-	PY_WALK_FAULT,			/* a frame could not be read (freed under the walk, scribbled) */
-	PY_WALK_END_MAX
-};
-
-/* Which interpreter a stack of frames is of: py_stack.runtime. */
-enum runtime_kind {
-	RUNTIME_PYTHON = 0,
-	RUNTIME_LUAJIT = 1,		/* frames as lua_frames.h says */
-	RUNTIME_RUBY = 2,		/* frames as rb_frames.h says */
-};
-
-/*
- * A sample's interpreter frames, newest first; stored by a hash of them, as
- * walked native stacks. Python's, or another runtime's in the same shape
- * (runtime says whose).
- */
-struct py_stack {
-	__u32 n;			/* frames */
-	__u8 end;			/* enum py_walk_end */
-	__u8 runtime;			/* enum runtime_kind */
-	__u16 state;			/* the runtime's: LuaJIT's enum lua_vm_state */
-	struct py_frame frames[PY_MAX_FRAMES];
-};
-
-/*
- * A Python stack new to the drain, sent at once so that userspace names its
- * code objects while the process lives.
- */
-struct py_notice {
-	__u32 tgid;
-	__u32 gen;			/* the process's generation (sample_key.gen) */
-	struct py_stack stack;
-};
 
 #endif

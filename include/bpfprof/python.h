@@ -55,7 +55,7 @@ void python_take_notices(struct python *py);
  * returns the new count.
  */
 uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
-		      const struct raw_python *rp, uint32_t *frames, uint32_t n, uint32_t max);
+		      const struct raw_interp *rp, uint32_t *frames, uint32_t n, uint32_t max);
 /* After a drain: processes gone since the drain before are forgotten. */
 void python_after_drain(struct python *py);
 /* The profile was folded (profile_fold): location ids changed. */

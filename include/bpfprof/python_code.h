@@ -40,8 +40,8 @@ int python_code_read(const struct py_offsets *o, uint64_t code_type, python_read
 void python_code_release(struct py_code_info *c);
 
 /*
- * The source line of the instruction a frame was at (struct py_frame's
- * instr, without PY_FRAME_ENTRY); the first line when the table does not
+ * The source line of the instruction a frame was at (struct interp_frame's
+ * instr, without INTERP_FRAME_ENTRY); the first line when the table does not
  * say.
  */
 uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info *c, uint32_t instr);

@@ -6,12 +6,12 @@
  * frames by version, and how a sample's Ruby frames are recorded.
  * Compiled by both sides.
  *
- * A sample's Ruby frames travel as Python's do (struct py_stack,
+ * A sample's Ruby frames travel as Python's do (struct interp_stack,
  * py_frames.h), with stack.runtime RUNTIME_RUBY, in these terms:
  *   frame.code        a Ruby frame's instruction sequence (rb_iseq_t *), or
  *                     a C method's method entry (RB_FRAME_CFUNC in instr);
  *   frame.instr       bits 3..31 of the frame's pc (an iseq frame's: the
- *                     rest is the iseq's own), | PY_FRAME_ENTRY on the frame
+ *                     rest is the iseq's own), | INTERP_FRAME_ENTRY on the frame
  *                     one entry into the VM (vm_exec) began with, as Ruby's
  *                     FINISH flag says; | RB_FRAME_CFUNC for a C method.
  *   frame.firstlineno 0.
@@ -20,7 +20,22 @@
 #ifndef BPFPROF_RB_FRAMES_H
 #define BPFPROF_RB_FRAMES_H
 
+#include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
+
+/* Ruby's id among the runtimes (interp.h), and its counters in their stats block. */
+#define RUNTIME_RUBY 2
+enum rb_stat {
+	RB_STAT_SAMPLES,	/* recorded samples of Ruby processes */
+	RB_STAT_UNKNOWN_VERSION,	/* a Ruby whose layout bpfprof cannot read */
+	RB_STAT_NO_EC,		/* no execution context (not a Ruby thread, or not yet) */
+	RB_STAT_NO_FRAME,	/* walked, no frame found */
+	RB_STAT_GC,		/* walks while the VM collected garbage */
+	RB_STAT_END,		/* walks that found frames, by their end */
+	RB_STAT_MAX = RB_STAT_END + INTERP_WALK_END_MAX
+};
+#define STAT_RB(what) RUNTIME_STAT(RUNTIME_RUBY, RB_STAT_##what)
+_Static_assert(RB_STAT_MAX <= RUNTIME_STATS, "its counters fit its block");
 
 /*
  * What the walk reads, where every version from 3.0 to 3.3 keeps it
@@ -108,7 +123,7 @@ struct ruby_process {
 #define RB_FRAME_CFUNC		0x40000000u	/* code: a C method's method entry */
 #define RB_FRAME_PC_MASK	0x1fffffffu	/* pc >> 3, its low 29 bits */
 
-/* What the VM was doing at the sample: py_stack.state of a Ruby stack. */
+/* What the VM was doing at the sample: interp_stack.state of a Ruby stack. */
 enum rb_vm_state {
 	RB_VM_RUBY = 0,			/* running Ruby code (or C it called) */
 	RB_VM_GC,			/* collecting garbage (on the thread whose allocation started it) */

@@ -29,7 +29,7 @@
 #include <bpf/libbpf.h>
 
 struct profile;
-struct raw_python;
+struct raw_interp;
 struct raw_sample;
 
 #include "bpfprof/intern.h"
@@ -157,7 +157,7 @@ struct runtime_desc {
 	/* For the generic ops below: the runtime's own, called with its lock held. */
 	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path);
 	uint32_t runtime;		/* enum runtime_kind: the stacks merge takes */
-	uint32_t (*merge)(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rr,
+	uint32_t (*merge)(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rr,
 			  uint32_t *frames, uint32_t n, uint32_t max);
 };
 

@@ -7,9 +7,7 @@
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
-#include "bpfprof/lua_frames.h"
-#include "bpfprof/rb_frames.h"
-#include "bpfprof/py_frames.h"
+#include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
 
 #define BPFPROF_COMM_LEN 16
@@ -31,8 +29,8 @@ struct sample_key {
 	__u32 unwind;		/* --unwind auto: how the user stack was walked (unwind_row.h) */
 	/* --unwind auto: the user stack, in ustacks of the same set by this hash; 0: none */
 	__u64 ustack_hash;
-	/* The thread's Python frames, in pystacks of the same set by this hash; 0: none */
-	__u64 py_hash;
+	/* The thread's interpreter frames, in interp_stacks of the same set by this hash; 0: none */
+	__u64 interp_hash;
 	/* enum thread_state: 0 a CPU sample (counted in samples), else off-CPU time (in ns) */
 	__u32 state;
 	__u32 reserved;
@@ -113,7 +111,7 @@ struct fallback_record {
 	__u32 unwind;		/* as in struct sample_key */
 	__u32 state;		/* enum thread_state */
 	__u64 value;		/* RECORD_OFF_CPU: nanoseconds off the CPU; else 1 sample */
-	struct py_stack py;	/* the thread's Python frames (py.n 0: none) */
+	struct interp_stack interp;	/* the thread's interpreter frames (interp.n 0: none) */
 	__u64 ips[2 * BPFPROF_MAX_DEPTH];
 };
 
@@ -172,31 +170,13 @@ enum stat_index {
 	STAT_WALKED_MIXED,	/* some frames each way */
 	STAT_PROC_SCANS,	/* a process's executable mappings read from its VMAs */
 	STAT_PROC_SCAN_BUSY,	/* not read: its mappings' lock was taken (read at the next sample) */
-	/* Python (python.bpf.h): recorded samples of Python processes, and what their walk found */
-	STAT_PY_SAMPLES,
-	STAT_PY_UNSUPPORTED,	/* an interpreter version whose frames are not read */
-	STAT_PY_NO_THREAD,	/* the thread has no thread state (a thread Python did not start) */
-	STAT_PY_NO_FRAME,	/* the thread runs no Python code (before the first, or done) */
-	STAT_PY_END,		/* walks that found frames, by how they ended (enum py_walk_end) */
-	STAT_PYSTACKS_FULL = STAT_PY_END + PY_WALK_END_MAX,	/* a pystacks map had no room */
-	STAT_PY_NOTICES_LOST,	/* a new Python stack not sent at once: its ring buffer was full */
-	/* LuaJIT (luajit.bpf.h): recorded samples of LuaJIT processes, and what their walk found */
-	STAT_LUA_SAMPLES,
-	STAT_LUA_UNKNOWN_BUILD,	/* a LuaJIT whose layout bpfprof cannot read */
-	STAT_LUA_NO_STATE,	/* its global state not found yet (no sample in the VM so far) */
-	STAT_LUA_NOT_RUNNING,	/* the thread runs no Lua (outside every call into the VM) */
-	STAT_LUA_NO_FRAME,	/* walked, no frame found */
-	STAT_LUA_STATE,		/* walks by what the VM was doing (enum lua_vm_state) */
-	STAT_LUA_END = STAT_LUA_STATE + LUA_VM_STATE_MAX,	/* walks that found frames, by their end */
-	/* CRuby (ruby.bpf.h): recorded samples of Ruby processes, and what their walk found */
-	STAT_RB_SAMPLES = STAT_LUA_END + PY_WALK_END_MAX,
-	STAT_RB_UNKNOWN_VERSION,	/* a Ruby whose layout bpfprof cannot read */
-	STAT_RB_NO_EC,		/* no execution context (not a Ruby thread, or not yet) */
-	STAT_RB_NO_FRAME,	/* walked, no frame found */
-	STAT_RB_GC,		/* walks while the VM collected garbage */
-	STAT_RB_END,		/* walks that found frames, by their end */
+	/* Interpreter frames (interp.bpf.h), whichever runtime walked them */
+	STAT_INTERP_STACKS_FULL,	/* an interp_stacks map had no room: the sample went whole */
+	STAT_INTERP_NOTICES_LOST,	/* a new stack not sent at once: its runtime's ring was full */
+	/* Each runtime's own counters, a block each (interp.h's RUNTIME_STAT) */
+	STAT_RUNTIME,
 	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
-	STAT_OFF_SWITCHES = STAT_RB_END + PY_WALK_END_MAX,	/* a followed thread left the CPU: its stacks recorded */
+	STAT_OFF_SWITCHES = STAT_RUNTIME + RUNTIME_KINDS * RUNTIME_STATS,	/* a followed thread left the CPU: its stacks recorded */
 	STAT_OFF_NO_ROOM,	/* ... but no task storage could be had for it: not followed */
 	STAT_OFF_SHORT,		/* back within --min-block: not counted */
 	STAT_OFF_COUNTED_SET0,	/* blocks counted in counts0 */

@@ -42,13 +42,13 @@ struct raw_user_state {
 	uint32_t stack_bytes;
 };
 
-/* A sample's Python frames, newest first (py_frames.h). */
-struct raw_python {
-	const struct py_frame *frames;	/* borrowed */
+/* A sample's interpreter frames, newest first (interp.h). */
+struct raw_interp {
+	const struct interp_frame *frames;	/* borrowed */
 	uint32_t n;			/* 0: none */
-	uint32_t end;			/* enum py_walk_end */
+	uint32_t end;			/* enum interp_walk_end */
 	uint32_t runtime;		/* enum runtime_kind: whose frames */
-	uint32_t state;			/* the runtime's state at the sample (py_stack.state) */
+	uint32_t state;			/* the runtime's state at the sample (interp_stack.state) */
 };
 
 struct raw_sample {
@@ -59,7 +59,7 @@ struct raw_sample {
 	struct raw_stack kstack, ustack;
 	const struct raw_user_state *user;	/* non-NULL: unwind this, ustack is empty */
 	uint32_t walk;		/* --unwind auto: how ustack was walked (unwind_row.h's WALK_*) */
-	struct raw_python py;
+	struct raw_interp interp;
 	uint32_t state;		/* enum thread_state: STATE_RUNNING, a sample; else off-CPU */
 	uint64_t count;		/* samples; off-CPU: nanoseconds */
 };
@@ -177,7 +177,7 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 /*
  * The maps of interpreter files and Python processes (py_frames.h), of
  * processes' mappings, and the ring of Python stacks new to a drain
- * (struct py_notice); -1s when Python frames are not read.
+ * (struct interp_notice); -1s when Python frames are not read.
  */
 void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
 			 int *notices_fd);

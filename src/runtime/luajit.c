@@ -193,7 +193,7 @@ static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, ui
 	itab_insert(&pp->call_index, hash_mix(caller, pos), pp->nr_calls++);
 }
 
-static bool is_lua(const struct py_frame *f)
+static bool is_lua(const struct interp_frame *f)
 {
 	return f->code && !(f->instr & (LUA_FRAME_BUILTIN | LUA_FRAME_CFUNC | LUA_FRAME_TRACE));
 }
@@ -210,7 +210,7 @@ static bool trace_eq(const void *owner, const void *key, uint32_t idx)
 
 /* The frames at trace position f (LUA_FRAME_TRACE) whose first frame runs first_proto. */
 static const struct lj_trace_at *trace_at(struct luajit *lj, struct lj_proc *pp,
-					  const struct py_frame *f, uint64_t first_proto)
+					  const struct interp_frame *f, uint64_t first_proto)
 {
 	struct lj_trace_at k = { f->code, f->firstlineno, f->instr & LUA_TRACE_OFS_MASK }, *t;
 	uint64_t h = hash_mix(f->code ^ (uint64_t)k.traceno << 48, k.ofs);
@@ -236,10 +236,10 @@ static const struct lj_trace_at *trace_at(struct luajit *lj, struct lj_proc *pp,
  * frame says a trace was (LUA_FRAME_TRACE), the functions it inlined
  * there, above its first frame at its place; the trace's first frame
  * alone where the trace could not be read. Into out (room for
- * PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX); how many.
+ * INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX); how many.
  */
-static uint32_t untrace(struct luajit *lj, struct lj_proc *pp, const struct py_frame *in,
-			uint32_t n, struct py_frame *out)
+static uint32_t untrace(struct luajit *lj, struct lj_proc *pp, const struct interp_frame *in,
+			uint32_t n, struct interp_frame *out)
 {
 	const struct lj_trace_at *t;
 	uint32_t m = 0, i;
@@ -253,25 +253,25 @@ static uint32_t untrace(struct luajit *lj, struct lj_proc *pp, const struct py_f
 		return n - 1;
 	}
 	for (i = 0; i < t->pos.n; i++)
-		out[m++] = (struct py_frame){ t->pos.inlined[i].proto, t->pos.inlined[i].pos,
+		out[m++] = (struct interp_frame){ t->pos.inlined[i].proto, t->pos.inlined[i].pos,
 					      t->pos.inlined[i].firstline };
-	out[m++] = (struct py_frame){ t->pos.first.proto,
-				      (in[1].instr & (PY_FRAME_ENTRY | LUA_FRAME_CALLED)) | t->pos.first.pos,
+	out[m++] = (struct interp_frame){ t->pos.first.proto,
+				      (in[1].instr & (INTERP_FRAME_ENTRY | LUA_FRAME_CALLED)) | t->pos.first.pos,
 				      t->pos.first.firstline };
 	memcpy(out + m, in + 2, (n - 2) * sizeof(*in));
 	return m + n - 2;
 }
 
 /* A new stack: its prototypes read, and the call sites that name its functions. */
-static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const struct interp_stack *st)
 {
-	struct py_frame frames[PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
+	struct interp_frame frames[INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct lj_proc *pp = get_proc(lj, tgid, gen);
 	uint32_t i, n;
 
-	n = untrace(lj, pp, st->frames, st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES, frames);
+	n = untrace(lj, pp, st->frames, st->n < INTERP_MAX_FRAMES ? st->n : INTERP_MAX_FRAMES, frames);
 	for (i = 0; i < n; i++) {
-		const struct py_frame *f = &frames[i];
+		const struct interp_frame *f = &frames[i];
 
 		if (!is_lua(f))
 			continue;
@@ -283,9 +283,9 @@ static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const str
 
 static int on_notice(void *ctx, void *data, size_t size)
 {
-	const struct py_notice *n = data;
+	const struct interp_notice *n = data;
 
-	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && n->stack.runtime == RUNTIME_LUAJIT)
+	if (size >= sizeof(*n) && n->stack.n <= INTERP_MAX_FRAMES && n->stack.runtime == RUNTIME_LUAJIT)
 		stack_seen(ctx, n->tgid, n->gen, &n->stack);
 	return 0;
 }
@@ -341,7 +341,7 @@ static const char *const state_frames[LUA_VM_STATE_MAX] = {
 };
 
 /* The name of frames[i]: its caller's call site's, or what the prototype is. */
-static const char *frame_name(const struct lj_proc *pp, const struct py_frame *frames, uint32_t i,
+static const char *frame_name(const struct lj_proc *pp, const struct interp_frame *frames, uint32_t i,
 			      uint32_t n, const struct lj_proto *p)
 {
 	const struct lj_call *c;
@@ -355,9 +355,9 @@ static const char *frame_name(const struct lj_proc *pp, const struct py_frame *f
 
 /* The profile location of frames[i]: its function's, at its line. */
 static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
-			       const struct py_frame *frames, uint32_t i, uint32_t n)
+			       const struct interp_frame *frames, uint32_t i, uint32_t n)
 {
-	const struct py_frame *f = &frames[i];
+	const struct interp_frame *f = &frames[i];
 	struct lj_proto *proto;
 	struct prof_line line;
 	struct strbuf sb;
@@ -398,12 +398,12 @@ static bool in_vm(const struct profile *p, const struct lj_proc *pp, uint32_t lo
 	       l->address < pp->bpf.vm_end;
 }
 
-static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rl,
+static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rl,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
 	struct luajit *lj = rt;
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX], m = 0, g = 0, i, vms = 0;
-	struct py_frame lf[PY_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX], m = 0, g = 0, i, vms = 0;
+	struct interp_frame lf[INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct lj_proc *pp;
 	uint32_t ln;
 
@@ -413,7 +413,7 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 		pthread_mutex_unlock(&lj->b.lock);
 		return n;
 	}
-	ln = untrace(lj, pp, rl->frames, rl->n < PY_MAX_FRAMES ? rl->n : PY_MAX_FRAMES, lf);
+	ln = untrace(lj, pp, rl->frames, rl->n < INTERP_MAX_FRAMES ? rl->n : INTERP_MAX_FRAMES, lf);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
 	for (i = 0; i < n && m < max; i++) {
@@ -436,7 +436,7 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 		for (; g < ln && m < max; g++) {
 			if (!(lf[g].instr & LUA_FRAME_CFUNC))
 				out[m++] = frame_location(p, pp, lf, g, ln);
-			if (lf[g].instr & PY_FRAME_ENTRY) {
+			if (lf[g].instr & INTERP_FRAME_ENTRY) {
 				g++;
 				break;
 			}
@@ -494,20 +494,20 @@ static void rt_stats(void *rt, struct run_figures *f)
 /* LuaJIT processes: how many samples got their Lua frames, what the VM did, why others did not. */
 static void summarize_luajit(const struct sampler_stats *st, const struct run_figures *f)
 {
-	const uint64_t *t = st->total, *end = &st->total[STAT_LUA_END], *s = &t[STAT_LUA_STATE];
+	const uint64_t *t = st->total, *end = &st->total[STAT_LUA(END)], *s = &t[STAT_LUA(STATE)];
 	const struct luajit_stats *lj = &f->lua;
 
-	if (!st->luajit || !t[STAT_LUA_SAMPLES])
+	if (!st->luajit || !t[STAT_LUA(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: luajit: %llu samples of LuaJIT processes, %llu with their Lua "
 		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu running "
 		"no Lua, %llu before the VM's state was found, %llu of a build not read\n",
-		(unsigned long long)t[STAT_LUA_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT],
-		(unsigned long long)(t[STAT_LUA_NOT_RUNNING] + t[STAT_LUA_NO_FRAME]),
-		(unsigned long long)t[STAT_LUA_NO_STATE], (unsigned long long)t[STAT_LUA_UNKNOWN_BUILD]);
+		(unsigned long long)t[STAT_LUA(SAMPLES)],
+		(unsigned long long)(end[INTERP_WALK_WHOLE] + end[INTERP_WALK_DEPTH] + end[INTERP_WALK_FAULT]),
+		(unsigned long long)end[INTERP_WALK_DEPTH], INTERP_MAX_FRAMES,
+		(unsigned long long)end[INTERP_WALK_FAULT],
+		(unsigned long long)(t[STAT_LUA(NOT_RUNNING)] + t[STAT_LUA(NO_FRAME)]),
+		(unsigned long long)t[STAT_LUA(NO_STATE)], (unsigned long long)t[STAT_LUA(UNKNOWN_BUILD)]);
 	fprintf(stderr, "bpfprof: luajit: the VM was interpreting %llu, in a trace %llu, in C or FFI "
 		"%llu, collecting garbage %llu, leaving a trace %llu, recording %llu, optimising %llu, "
 		"assembling %llu; %llu prototypes named, %llu not readable; %llu places in traces "

@@ -48,13 +48,13 @@ struct python {
 	uint32_t eval_name;
 };
 
-static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st);
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct interp_stack *st);
 
 static int on_notice(void *ctx, void *data, size_t size)
 {
-	const struct py_notice *n = data;
+	const struct interp_notice *n = data;
 
-	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES)
+	if (size >= sizeof(*n) && n->stack.n <= INTERP_MAX_FRAMES)
 		stack_seen(ctx, n->tgid, n->gen, &n->stack);
 	return 0;
 }
@@ -251,12 +251,12 @@ static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint
 	itab_insert(&pp->code_index, hash_mix(addr, firstlineno), pp->nr_codes++);
 }
 
-static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct interp_stack *st)
 {
 	struct py_proc *pp = get_proc(py, tgid, gen);
 	uint32_t i;
 
-	for (i = 0; i < st->n && i < PY_MAX_FRAMES; i++)
+	for (i = 0; i < st->n && i < INTERP_MAX_FRAMES; i++)
 		name_code(py, pp, st->frames[i].code, st->frames[i].firstlineno);
 }
 
@@ -267,7 +267,7 @@ static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const str
 
 /* The profile location of one Python frame: its function's, at its line. */
 static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
-			       const struct py_frame *f)
+			       const struct interp_frame *f)
 {
 	struct py_code *c = pp ? find_code(pp, f->code, f->firstlineno) : NULL;
 	struct prof_line line;
@@ -293,7 +293,7 @@ static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 		strbuf_release(&system);
 	}
 	line.function = c->function - 1;
-	line.line = python_code_line(&pp->bpf.off, &c->info, f->instr & ~PY_FRAME_ENTRY);
+	line.line = python_code_line(&pp->bpf.off, &c->info, f->instr & ~INTERP_FRAME_ENTRY);
 	address = PY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
 	loc = profile_location_find(p, 0, address);
 	if (loc == ITAB_NONE)
@@ -315,9 +315,9 @@ static bool is_eval(struct python *py, struct profile *p, uint32_t loc)
 }
 
 uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
-		     const struct raw_python *rp, uint32_t *frames, uint32_t n, uint32_t max)
+		     const struct raw_interp *rp, uint32_t *frames, uint32_t n, uint32_t max)
 {
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m = 0, g = 0, i;
 	const struct py_proc *pp;
 
 	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
@@ -335,7 +335,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 		/* This eval call's frames: up to its first, newest first as the stack is. */
 		do
 			out[m++] = frame_location(p, pp, &rp->frames[g]);
-		while (!(rp->frames[g++].instr & PY_FRAME_ENTRY) && g < rp->n && m < max);
+		while (!(rp->frames[g++].instr & INTERP_FRAME_ENTRY) && g < rp->n && m < max);
 	}
 	/* Frames whose eval calls the native stack does not show (cut short): at its root. */
 	if (g < rp->n)
@@ -397,7 +397,7 @@ static void rt_take_notices(void *rt)
 static uint32_t rt_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
 			 uint32_t n, uint32_t max)
 {
-	return python_merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+	return python_merge(rt, p, rs->tgid, &rs->interp, frames, n, max);
 }
 
 static void rt_after_drain(void *rt)
@@ -418,26 +418,26 @@ static void rt_stats(void *rt, struct run_figures *f)
 /* Python processes: how many samples got their Python frames, and why others did not. */
 static void summarize_python(const struct sampler_stats *st, const struct run_figures *f)
 {
-	const uint64_t *t = st->total, *end = &st->total[STAT_PY_END];
+	const uint64_t *t = st->total, *end = &st->total[STAT_PY(END)];
 	const struct python_stats *py = &f->py;
 
-	if (!st->python || !t[STAT_PY_SAMPLES])
+	if (!st->python || !t[STAT_PY(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
 		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
 		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
 		"%llu code objects named, %llu not readable\n",
-		(unsigned long long)t[STAT_PY_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_PY_NO_FRAME],
-		(unsigned long long)t[STAT_PY_NO_THREAD], (unsigned long long)t[STAT_PY_UNSUPPORTED],
+		(unsigned long long)t[STAT_PY(SAMPLES)],
+		(unsigned long long)(end[INTERP_WALK_WHOLE] + end[INTERP_WALK_DEPTH] + end[INTERP_WALK_FAULT]),
+		(unsigned long long)end[INTERP_WALK_DEPTH], INTERP_MAX_FRAMES,
+		(unsigned long long)end[INTERP_WALK_FAULT], (unsigned long long)t[STAT_PY(NO_FRAME)],
+		(unsigned long long)t[STAT_PY(NO_THREAD)], (unsigned long long)t[STAT_PY(UNSUPPORTED)],
 		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
 	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
 	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
 	      "without room in the map", py->files, (unsigned long long)py->merged,
-	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_PY_NOTICES_LOST],
-	      (unsigned long long)t[STAT_PYSTACKS_FULL]);
+	      (unsigned long long)py->unmatched, (unsigned long long)t[STAT_INTERP_NOTICES_LOST],
+	      (unsigned long long)t[STAT_INTERP_STACKS_FULL]);
 }
 
 static void rt_free(void *rt)

@@ -562,15 +562,15 @@ static void name_method(struct ruby *rb, struct rb_proc *pp, uint64_t me)
 /* Notices ---------------------------------------------------------------------- */
 
 /* A new stack: its iseqs, their lines and its methods read. */
-static void stack_seen(struct ruby *rb, uint32_t tgid, uint32_t gen, const struct py_stack *st)
+static void stack_seen(struct ruby *rb, uint32_t tgid, uint32_t gen, const struct interp_stack *st)
 {
 	struct rb_proc *pp = get_proc(rb, tgid, gen);
-	uint32_t i, n = st->n < PY_MAX_FRAMES ? st->n : PY_MAX_FRAMES;
+	uint32_t i, n = st->n < INTERP_MAX_FRAMES ? st->n : INTERP_MAX_FRAMES;
 
 	if (!pp->known)
 		return;
 	for (i = 0; i < n; i++) {
-		const struct py_frame *f = &st->frames[i];
+		const struct interp_frame *f = &st->frames[i];
 		struct rb_iseq *q;
 
 		if (f->instr & RB_FRAME_CFUNC) {
@@ -585,9 +585,9 @@ static void stack_seen(struct ruby *rb, uint32_t tgid, uint32_t gen, const struc
 
 static int on_notice(void *ctx, void *data, size_t size)
 {
-	const struct py_notice *n = data;
+	const struct interp_notice *n = data;
 
-	if (size >= sizeof(*n) && n->stack.n <= PY_MAX_FRAMES && n->stack.runtime == RUNTIME_RUBY)
+	if (size >= sizeof(*n) && n->stack.n <= INTERP_MAX_FRAMES && n->stack.runtime == RUNTIME_RUBY)
 		stack_seen(ctx, n->tgid, n->gen, &n->stack);
 	return 0;
 }
@@ -641,7 +641,7 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 #define RUBY_LOCATION (5ull << 61)
 
 /* The profile location of frame f: its iseq's, at its line; or its C method's. */
-static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, const struct py_frame *f)
+static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, const struct interp_frame *f)
 {
 	const struct rb_iseq *q;
 	const struct rb_line *l;
@@ -733,13 +733,13 @@ static uint32_t cfunc_frame(const struct profile *p, const uint32_t *frames, uin
  * stand nearer the leaf. Returns how many C methods head the entry.
  */
 static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
-			     const struct raw_python *rr, uint32_t g, uint32_t rn,
+			     const struct raw_interp *rr, uint32_t g, uint32_t rn,
 			     const uint32_t *frames, uint32_t from, uint32_t to, uint32_t *at)
 {
 	uint32_t k;
 
 	for (k = g; k < rn && (rr->frames[k].instr & RB_FRAME_CFUNC) &&
-		    !(rr->frames[k].instr & PY_FRAME_ENTRY); k++) {
+		    !(rr->frames[k].instr & INTERP_FRAME_ENTRY); k++) {
 		const struct rb_method *mt = find_method(pp, rr->frames[k].code);
 
 		at[k - g] = mt && mt->func ? cfunc_frame(p, frames, from, to, mt->func) : UINT32_MAX;
@@ -750,7 +750,7 @@ static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
 }
 
 /* Ruby frame g into out[*m], "[ruby: gc]" (gc) before the newest when collecting; returns g. */
-static uint32_t put(struct profile *p, const struct rb_proc *pp, const struct raw_python *rr,
+static uint32_t put(struct profile *p, const struct rb_proc *pp, const struct raw_interp *rr,
 		    uint32_t g, uint32_t gc, uint32_t *out, uint32_t *m)
 {
 	if (!g && gc)
@@ -779,13 +779,13 @@ static bool vm_helpers(const struct profile *p, const uint32_t *frames, uint32_t
 	return vm_mapping != 0;
 }
 
-static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_python *rr,
+static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rr,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
 	struct ruby *rb = rt;
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + PY_MAX_FRAMES], m = 0, g = 0, i, v, vms = 0;
-	uint32_t rn = rr->n < PY_MAX_FRAMES ? rr->n : PY_MAX_FRAMES;
-	uint32_t at[PY_MAX_FRAMES], heads, first, k, gc, stop;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m = 0, g = 0, i, v, vms = 0;
+	uint32_t rn = rr->n < INTERP_MAX_FRAMES ? rr->n : INTERP_MAX_FRAMES;
+	uint32_t at[INTERP_MAX_FRAMES], heads, first, k, gc, stop;
 	const struct rb_proc *pp;
 
 	pthread_mutex_lock(&rb->b.lock);
@@ -833,7 +833,7 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 		vms++;
 		/* The rest of this entry into the VM's frames, newest first, up to the one it began with. */
 		while (g < rn && m + 1 < max)
-			if (rr->frames[put(p, pp, rr, g++, gc, out, &m)].instr & PY_FRAME_ENTRY)
+			if (rr->frames[put(p, pp, rr, g++, gc, out, &m)].instr & INTERP_FRAME_ENTRY)
 				break;
 		/* rb_vm_exec, which entered vm_exec_core: the VM's too. */
 		if (v + 1 < n && in_range(p, frames[v + 1], pp->bpf.vm_entry_lo, pp->bpf.vm_entry_hi))
@@ -890,21 +890,21 @@ static void rt_stats(void *rt, struct run_figures *f)
 /* Ruby processes: how many samples got their Ruby frames, and why others did not. */
 static void summarize_ruby(const struct sampler_stats *st, const struct run_figures *f)
 {
-	const uint64_t *t = st->total, *end = &st->total[STAT_RB_END];
+	const uint64_t *t = st->total, *end = &st->total[STAT_RB(END)];
 	const struct ruby_stats *rb = &f->rb;
 
-	if (!st->ruby || !t[STAT_RB_SAMPLES])
+	if (!st->ruby || !t[STAT_RB(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: ruby: %llu samples of Ruby processes, %llu with their Ruby frames "
 		"(cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in a thread "
 		"with no Ruby context, %llu with no frame, %llu of a version or build not read; %llu collecting "
 		"garbage; %llu iseqs and %llu C methods named, %llu and %llu not readable\n",
-		(unsigned long long)t[STAT_RB_SAMPLES],
-		(unsigned long long)(end[PY_WALK_WHOLE] + end[PY_WALK_DEPTH] + end[PY_WALK_FAULT]),
-		(unsigned long long)end[PY_WALK_DEPTH], PY_MAX_FRAMES,
-		(unsigned long long)end[PY_WALK_FAULT], (unsigned long long)t[STAT_RB_NO_EC],
-		(unsigned long long)t[STAT_RB_NO_FRAME], (unsigned long long)t[STAT_RB_UNKNOWN_VERSION],
-		(unsigned long long)t[STAT_RB_GC],
+		(unsigned long long)t[STAT_RB(SAMPLES)],
+		(unsigned long long)(end[INTERP_WALK_WHOLE] + end[INTERP_WALK_DEPTH] + end[INTERP_WALK_FAULT]),
+		(unsigned long long)end[INTERP_WALK_DEPTH], INTERP_MAX_FRAMES,
+		(unsigned long long)end[INTERP_WALK_FAULT], (unsigned long long)t[STAT_RB(NO_EC)],
+		(unsigned long long)t[STAT_RB(NO_FRAME)], (unsigned long long)t[STAT_RB(UNKNOWN_VERSION)],
+		(unsigned long long)t[STAT_RB(GC)],
 		(unsigned long long)rb->iseqs, (unsigned long long)rb->methods,
 		(unsigned long long)rb->iseq_errors, (unsigned long long)rb->method_errors);
 	debug("ruby: %u VM files (%u not read); %llu samples merged, %llu frames whose VM entry "

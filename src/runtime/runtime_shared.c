@@ -408,9 +408,9 @@ uint32_t runtime_merge(void *rt, struct profile *p, const struct raw_sample *rs,
 {
 	const struct runtime_base *b = rt;
 
-	if (!rs->py.n || rs->py.runtime != b->desc->runtime)
+	if (!rs->interp.n || rs->interp.runtime != b->desc->runtime)
 		return n;
-	return b->desc->merge(rt, p, rs->tgid, &rs->py, frames, n, max);
+	return b->desc->merge(rt, p, rs->tgid, &rs->interp, frames, n, max);
 }
 
 void runtime_renumber_none(void *rt)

@@ -248,7 +248,7 @@ static bool wait_sleeping(pid_t pid)
 	return false;
 }
 
-/* A frame as the BPF program records it: its code object, its instr (without PY_FRAME_ENTRY). */
+/* A frame as the BPF program records it: its code object, its instr (without INTERP_FRAME_ENTRY). */
 struct walked {
 	uint64_t code;
 	uint32_t instr;
@@ -275,7 +275,7 @@ static size_t walk(const struct py_offsets *o, pid_t pid, uint64_t tstate, struc
 		w[n].instr = o->frames == PY_FRAMES_310
 				     ? read_word(pid, frame + o->frame_instr, 4)
 				     : read_word(pid, frame + o->frame_instr, 8) - code;
-		w[n++].instr &= ~PY_FRAME_ENTRY;
+		w[n++].instr &= ~INTERP_FRAME_ENTRY;
 	}
 	return n;
 }

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# A runtime's frames survive the ring buffer: with maps so small that most
+# samples cannot be counted in them (--max-stacks 2 --stack-storage-size 2),
+# a sample goes to userspace whole, and must carry its Python, Lua or Ruby
+# frames as a counted one does (bpf/interp.bpf.h: every path that stores a
+# sample copies them through one function). Each runtime's split workload,
+# profiled with -p; checked against the summary's own counts.
+. tests/lib.sh
+export HOME=$T
+
+F=1999
+SPLIT_S=3
+RW=tests/workloads
+TINY=(--max-stacks 2 --stack-storage-size 2)
+
+# ring_check NAME WHAT REGEX: of NAME's samples, >= 95 % carry a frame matching REGEX, and
+# most of them went through the ring buffer (the summary's "saved through the ring buffer").
+ring_check() {
+	local name=$1 what=$2 re=$3 total framed saved
+	total=$(folded_total "$T/$name.folded")
+	framed=$(sum_matching "$T/$name.folded" "$re")
+	saved=$(sed -n 's/.* \([0-9]*\) saved through the ring buffer.*/\1/p' "$T/$name.err")
+	if [ "$RC" = 0 ] && [ "${total:-0}" -gt 1000 ] && within "$(share "$framed" "$total")" 95 100; then
+		ok "$name: $(share "$framed" "$total")% of $total samples carry $what frames (>= 95 %)"
+	else
+		not_ok "$name: $framed of '$total' samples carry $what frames (rc $RC)"
+		top "$T/$name.folded"; diag "$T/$name.err"
+	fi
+	check "$name: most samples went through the ring buffer ($saved of $total)" \
+		'[ "${total:-0}" -gt 0 ] && within "$(share "${saved:-0}" "$total")" 50 100'
+	check "$name: the books balance" "! grep -q 'does not add up' '$T/$name.err'"
+}
+
+# Python: Debian's python3.11 (py_split.py takes SECONDS and a ready file; it starts at once).
+PY=/usr/bin/python3.11
+if [ -x $PY ]; then
+	$PY $RW/py_split.py $((SPLIT_S + 2)) "$T/py.ready" > "$T/py.out" &
+	PID=$!
+	BG_PIDS+=($PID)
+	while [ ! -e "$T/py.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+	$BPFPROF -v -F $F -d $SPLIT_S -p $PID "${TINY[@]}" -o "$T/py.folded" 2> "$T/py.err"
+	RC=$?
+	ring_check py Python ';(alpha|beta) \(py_split\.py:[0-9]+\)(;|$)'
+	wait $PID
+else
+	not_ok "python: /usr/bin/python3.11 not installed (sudo make deps installs it)"
+fi
+
+# LuaJIT, the JIT on and off.
+LJ=$(command -v luajit)
+if [ -n "$LJ" ]; then
+	for mode in on off; do
+		flags=()
+		[ $mode = off ] && flags=(-joff)
+		start_window lua_$mode $SPLIT_S "$LJ" "${flags[@]}" $RW/lua_split.lua
+		profile_window lua_$mode -F $F "${TINY[@]}"
+		ring_check lua_$mode "Lua (JIT $mode)" ';(alpha|beta) \(lua_split\.lua:[0-9]+\)(;|$)'
+	done
+else
+	not_ok "luajit: not installed (sudo make deps installs it)"
+fi
+
+# Ruby: Debian's CRuby 3.1.
+RUBY=$(command -v ruby3.1 || command -v ruby)
+if [ -n "$RUBY" ]; then
+	start_window rb $SPLIT_S "$RUBY" $RW/rb_split.rb
+	profile_window rb -F $F "${TINY[@]}"
+	ring_check rb Ruby ';(alpha|beta) \(rb_split\.rb:[0-9]+\)(;|$)'
+else
+	not_ok "ruby: ruby3.1 not installed (sudo make deps installs it)"
+fi
