@@ -12,7 +12,7 @@
 #include "bpfprof/netlibs.h"
 #include "bpfprof/output.h"
 #include "bpfprof/push.h"
-#include "bpfprof/summary.h"
+#include "bpfprof/run_figures.h"
 #include "bpfprof/util.h"
 #include "bpfprof/window.h"
 

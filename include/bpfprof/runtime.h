@@ -13,7 +13,7 @@
  *      (struct raw_sample carries them to userspace: sampler.h).
  *   2. The sampler handing out those maps' fds (as sampler_python_maps),
  *      -1 when the runtime is off (an option, or no --unwind auto), and
- *      its figures in struct run_figures (summary.h, as struct python_stats).
+ *      its figures in struct run_figures (run_figures.h, as struct python_stats).
  *   3. src/runtime/NAME.c implementing struct runtime_ops below and
  *      exporting `const struct runtime_ops NAME_runtime`; what every
  *      runtime keeps alike (the namer thread, its files, its processes)
@@ -31,8 +31,8 @@
 
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
+#include "bpfprof/run_figures.h"
 #include "bpfprof/sampler.h"
-#include "bpfprof/summary.h"
 #include "bpfprof/symbolize.h"
 #include "bpfprof/unwind_row.h"
 
@@ -72,7 +72,7 @@ struct runtime_ops {
 	void (*after_drain)(void *rt);
 	/* The profile was folded (profile_fold): the location ids it keeps changed. */
 	void (*renumber)(void *rt);
-	/* Its figures for the summary, into the run's (summary.h). */
+	/* Its figures for the summary, into the run's (run_figures.h). */
 	void (*stats)(void *rt, struct run_figures *f);
 	/* Its lines of the end-of-run summary, on stderr (rt gone by then); NULL: none. */
 	void (*summarize)(const struct sampler_stats *st, const struct run_figures *f);
@@ -111,7 +111,10 @@ void runtimes_after_drain(struct runtimes *rs);
 /* Each renumbers the location ids it keeps after every fold of p, until runtimes_free. */
 void runtimes_on_fold(struct runtimes *rs, struct profile *p);
 void runtimes_stats(struct runtimes *rs, struct run_figures *f);
-/* The summary lines of every runtime known (each says nothing if it was off). */
+/*
+ * The summary lines of every runtime known (each says nothing if it was off).
+ * The summary (summary.c) asks for them; the runtimes never call the summary.
+ */
 void runtimes_summarize(const struct sampler_stats *st, const struct run_figures *f);
 
 /* The runtimes (src/runtime/NAME.c). */

@@ -12,25 +12,8 @@
 
 #include "bpfprof/cli.h"
 #include "bpfprof/profile.h"
-#include "bpfprof/push.h"
+#include "bpfprof/run_figures.h"
 #include "bpfprof/sampler.h"
-#include "bpfprof/unwind.h"
-
-/* What the session's parts other than the sampler have to say at the end. */
-struct run_figures {
-	uint64_t sideband_lost;			/* side-band records the kernel dropped */
-	uint64_t unwinds[UNWIND_END_MAX];	/* --unwind dwarf: how they ended */
-	struct {				/* --unwind auto: the tables */
-		uint32_t built, shared, empty, no_room;	/* files */
-		uint64_t rows, build_ns;
-		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
-	} tables;
-	struct python_stats py;
-	struct luajit_stats lua;
-	struct ruby_stats rb;
-	bool pushed;				/* --push: how it went */
-	struct push_stats push;
-};
 
 /* User and kernel mode samples the program recorded. */
 uint64_t recorded_samples(const struct sampler_stats *st);
