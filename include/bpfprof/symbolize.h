@@ -9,7 +9,9 @@
  *
  * Inside (src/symbols/symbolize_private.h): symbolize.c names addresses,
  * symfile.c keeps the files (and tells the listeners of each opened),
- * table_feed.c feeds the unwind tables, jit.c reads perf maps.
+ * table_feed.c feeds the unwind tables; jit.c reads perf maps (jit.h) and
+ * frame_names.c makes the profile's functions (frame_names.h), both below
+ * the symbolizer, which calls them.
  */
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
@@ -19,24 +21,15 @@
 
 #include "bpfprof/dwarf.h"
 #include "bpfprof/elf.h"
+#include "bpfprof/frame_names.h"
 #include "bpfprof/intern.h"
+#include "bpfprof/jit.h"
 #include "bpfprof/ksyms.h"
 #include "bpfprof/unwind.h"
 #include "bpfprof/unwind_row.h"
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 
-/* Inlined calls named per address at most. */
-#define MAX_INLINE_DEPTH 16
-
-/* What names one frame; strings borrowed from the file's tables. */
-struct sym_frame {
-	const char *name;	/* as the symbol table spells it (mangled) */
-	const char *file;	/* source file, or NULL */
-	uint32_t line;		/* 0 when unknown */
-};
-
-struct jitmap;
 struct unwind_tables;
 
 /* A file a process maps, just opened by the symbolizer: what its listeners are told. */
@@ -121,19 +114,7 @@ struct symbolizer {
 	uint32_t nr_mapped, mapped_alloc;
 	struct itab mapped_index;
 	struct symfile vdso;
-	/* JIT code: per process (tgid) its /tmp/perf-PID.map, once looked for. */
-	struct jitmap **jitmaps;
-	uint32_t nr_jitmaps, jitmaps_alloc;
-	struct itab jitmap_index;
-	/*
-	 * JIT frames sampled before their perf-map line was written (a JIT
-	 * writes its map through a buffer): named in place once it is.
-	 */
-	struct late_jit {
-		uint32_t location, tgid;
-	} *late_jit;
-	uint32_t nr_late_jit, late_jit_alloc;
-	uint32_t late_jit_passes;
+	struct jit_names jit;	/* JIT code: its perf maps, its frames named late */
 	struct fold_listener fold;	/* location ids above follow the profile's folds */
 };
 

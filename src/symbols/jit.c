@@ -12,22 +12,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpfprof/frame_names.h"
+#include "bpfprof/jit.h"
 #include "bpfprof/perfmap.h"
-#include "symbolize_private.h"
-
 
 /* A process's perf map: looked for once, read again as it grows. */
 struct jitmap {
 	uint32_t tgid;
 	int fd;			/* -1: not open (none found, or the process is gone) */
 	uint64_t read_generation;	/* drain of the last look at the file */
-	uint32_t late_pass;	/* symbolizer_name_late_jit()'s pass that last read it */
+	uint32_t late_pass;	/* jit_name_late()'s pass that last read it */
 	struct perfmap map;
 };
 
 static bool jitmap_eq(const void *owner, const void *key, uint32_t idx)
 {
-	return ((const struct symbolizer *)owner)->jitmaps[idx]->tgid == *(const uint32_t *)key;
+	return ((const struct jit_names *)owner)->jitmaps[idx]->tgid == *(const uint32_t *)key;
 }
 
 static void jitmap_free(struct jitmap *j)
@@ -38,14 +38,15 @@ static void jitmap_free(struct jitmap *j)
 	free(j);
 }
 
-void jitmaps_release(struct symbolizer *s)
+void jit_names_release(struct jit_names *jn)
 {
 	uint32_t i;
 
-	for (i = 0; i < s->nr_jitmaps; i++)
-		jitmap_free(s->jitmaps[i]);
-	free(s->jitmaps);
-	itab_release(&s->jitmap_index);
+	for (i = 0; i < jn->nr_jitmaps; i++)
+		jitmap_free(jn->jitmaps[i]);
+	free(jn->jitmaps);
+	itab_release(&jn->jitmap_index);
+	free(jn->late_jit);
 }
 
 /*
@@ -103,41 +104,53 @@ static void jitmap_read(const struct procs *ps, struct jitmap *j, bool first)
 	}
 }
 
-/* The perf maps of processes forgotten: none of their frames is left to name. */
-void forget_jitmaps(struct symbolizer *s)
+void forget_jitmaps(struct jit_names *jn, struct procs *ps)
 {
 	uint32_t i, kept = 0;
 
-	for (i = 0; i < s->nr_jitmaps; i++) {
-		if (procs_find(&s->procs, s->jitmaps[i]->tgid))
-			s->jitmaps[kept++] = s->jitmaps[i];
+	for (i = 0; i < jn->nr_jitmaps; i++) {
+		if (procs_find(ps, jn->jitmaps[i]->tgid))
+			jn->jitmaps[kept++] = jn->jitmaps[i];
 		else
-			jitmap_free(s->jitmaps[i]);
+			jitmap_free(jn->jitmaps[i]);
 	}
-	if (kept == s->nr_jitmaps)
+	if (kept == jn->nr_jitmaps)
 		return;
-	s->nr_jitmaps = kept;
-	itab_release(&s->jitmap_index);
+	jn->nr_jitmaps = kept;
+	itab_release(&jn->jitmap_index);
 	for (i = 0; i < kept; i++)
-		itab_insert(&s->jitmap_index, hash_u64(s->jitmaps[i]->tgid), i);
+		itab_insert(&jn->jitmap_index, hash_u64(jn->jitmaps[i]->tgid), i);
 }
 
-static struct jitmap *get_jitmap(struct symbolizer *s, uint32_t tgid)
+void jit_renumber(struct jit_names *jn, const struct profile_renumbering *r)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < jn->nr_late_jit; i++) {
+		struct late_jit e = jn->late_jit[i];
+
+		if ((e.location = r->locations[e.location]) != ITAB_NONE)
+			jn->late_jit[kept++] = e;
+	}
+	jn->nr_late_jit = kept;
+}
+
+static struct jitmap *get_jitmap(struct jit_names *jn, const struct procs *ps, uint32_t tgid)
 {
 	uint64_t h = hash_u64(tgid);
-	uint32_t idx = itab_find(&s->jitmap_index, h, jitmap_eq, s, &tgid);
+	uint32_t idx = itab_find(&jn->jitmap_index, h, jitmap_eq, jn, &tgid);
 	struct jitmap *j;
 
 	if (idx != ITAB_NONE)
-		return s->jitmaps[idx];
+		return jn->jitmaps[idx];
 	j = xcalloc(1, sizeof(*j));
 	j->tgid = tgid;
 	perfmap_init(&j->map);
 	j->fd = -1;
-	jitmap_read(&s->procs, j, true);
-	ALLOC_GROW(s->jitmaps, s->nr_jitmaps + 1, s->jitmaps_alloc);
-	s->jitmaps[s->nr_jitmaps] = j;
-	itab_insert(&s->jitmap_index, h, s->nr_jitmaps++);
+	jitmap_read(ps, j, true);
+	ALLOC_GROW(jn->jitmaps, jn->nr_jitmaps + 1, jn->jitmaps_alloc);
+	jn->jitmaps[jn->nr_jitmaps] = j;
+	itab_insert(&jn->jitmap_index, h, jn->nr_jitmaps++);
 	return j;
 }
 
@@ -167,22 +180,22 @@ static struct prof_line jit_line(struct profile *p, const struct jitmap *j,
 /* Late JIT frames wait at most this many at once; past that they stay [anon+0x...]. */
 #define MAX_LATE_JIT 16384
 
-void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p)
+void jit_name_late(struct jit_names *jn, struct procs *ps, struct profile *p)
 {
 	uint32_t i, kept = 0;
 
-	s->late_jit_passes++;
-	for (i = 0; i < s->nr_late_jit; i++) {
-		struct late_jit e = s->late_jit[i];
-		struct jitmap *j = get_jitmap(s, e.tgid);
+	jn->late_jit_passes++;
+	for (i = 0; i < jn->nr_late_jit; i++) {
+		struct late_jit e = jn->late_jit[i];
+		struct jitmap *j = get_jitmap(jn, ps, e.tgid);
 		const struct perfmap_entry *pe;
 		struct prof_line line;
 		struct proc *proc;
 
 		/* Once per process per pass: the map is read from where the last read ended. */
-		if (j->late_pass != s->late_jit_passes) {
-			j->late_pass = s->late_jit_passes;
-			jitmap_read(&s->procs, j, false);
+		if (j->late_pass != jn->late_jit_passes) {
+			j->late_pass = jn->late_jit_passes;
+			jitmap_read(ps, j, false);
 		}
 		pe = perfmap_lookup(&j->map, p->locations[e.location].address);
 		if (pe) {
@@ -191,11 +204,11 @@ void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p)
 			continue;
 		}
 		/* Its map can still grow while the process lives. */
-		proc = procs_find(&s->procs, e.tgid);
+		proc = procs_find(ps, e.tgid);
 		if (proc && !proc->gone_ns)
-			s->late_jit[kept++] = e;
+			jn->late_jit[kept++] = e;
 	}
-	s->nr_late_jit = kept;
+	jn->nr_late_jit = kept;
 }
 
 bool anon_map(const struct proc_map *m)
@@ -208,23 +221,23 @@ bool anon_map(const struct proc_map *m)
  * perf map names it, read again (once per drain) if it does not yet; if
  * it still does not, named later when it does.
  */
-uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t mapping,
-		      uint64_t addr)
+uint32_t jit_location(struct jit_names *jn, struct procs *ps, struct profile *p, uint32_t tgid,
+		      uint32_t mapping, uint64_t addr)
 {
-	struct jitmap *j = get_jitmap(s, tgid);
+	struct jitmap *j = get_jitmap(jn, ps, tgid);
 	const struct perfmap_entry *e = perfmap_lookup(&j->map, addr);
 	struct prof_line line;
 	uint32_t id;
 
-	if (!e && j->read_generation != s->procs.generation) {
-		jitmap_read(&s->procs, j, false);
+	if (!e && j->read_generation != ps->generation) {
+		jitmap_read(ps, j, false);
 		e = perfmap_lookup(&j->map, addr);
 	}
 	if (!e) {
 		id = frames_location(p, mapping, addr, FRAME_USER, NULL, 0);
-		if (s->nr_late_jit < MAX_LATE_JIT) {
-			ALLOC_GROW(s->late_jit, s->nr_late_jit + 1, s->late_jit_alloc);
-			s->late_jit[s->nr_late_jit++] = (struct late_jit){ id, tgid };
+		if (jn->nr_late_jit < MAX_LATE_JIT) {
+			ALLOC_GROW(jn->late_jit, jn->nr_late_jit + 1, jn->late_jit_alloc);
+			jn->late_jit[jn->nr_late_jit++] = (struct late_jit){ id, tgid };
 		}
 		return id;
 	}

@@ -11,7 +11,6 @@
 #include <linux/perf_event.h>
 #include <unistd.h>
 
-#include "bpfprof/demangle.h"
 #include "bpfprof/sample.h"
 #include "symbolize_private.h"
 
@@ -34,8 +33,7 @@ void symbolizer_release(struct symbolizer *s)
 	kernel_symbols_release(&s->kernel);
 	symfiles_release(s);
 	unwinder_release(&s->unwinder);
-	jitmaps_release(s);
-	free(s->late_jit);
+	jit_names_release(&s->jit);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -60,13 +58,18 @@ uint32_t symbolizer_forget_before(struct symbolizer *s, uint64_t ns)
 {
 	uint32_t i, pruned = procs_prune(&s->procs, ns);
 
-	forget_jitmaps(s);
+	forget_jitmaps(&s->jit, &s->procs);
 
 	/* Once a drain: debug info no lookup needed since the last one is let go. */
 	for (i = 0; i < s->nr_files; i++)
 		dwarf_index_trim(s->files[i]->dwarf);
 	release_unmapped_files(s);
 	return pruned;
+}
+
+void symbolizer_name_late_jit(struct symbolizer *s, struct profile *p)
+{
+	jit_name_late(&s->jit, &s->procs, p);
 }
 
 /* Forgotten, and not alive either (a kernel thread is never known: it maps nothing). */
@@ -84,7 +87,7 @@ bool symbolizer_process_gone(void *ctx, uint32_t pid)
 static void renumber(void *ctx, const struct profile_renumbering *r)
 {
 	struct symbolizer *s = ctx;
-	uint32_t i, kept = 0;
+	uint32_t i;
 	size_t j, k;
 
 	for (i = 0; i < s->procs.nr; i++) {
@@ -99,13 +102,7 @@ static void renumber(void *ctx, const struct profile_renumbering *r)
 			}
 	}
 	kernel_symbols_renumber(&s->kernel, r);
-	for (i = 0; i < s->nr_late_jit; i++) {
-		struct late_jit e = s->late_jit[i];
-
-		if ((e.location = r->locations[e.location]) != ITAB_NONE)
-			s->late_jit[kept++] = e;
-	}
-	s->nr_late_jit = kept;
+	jit_renumber(&s->jit, r);
 }
 
 void symbolizer_on_fold(struct symbolizer *s, struct profile *p)
@@ -171,34 +168,6 @@ void symbolizer_track(void *ctx, const struct sb_event *ev)
 
 /* Locations -------------------------------------------------------------- */
 
-/* A profile function for a symbol: its readable name, the symbol as it is, the source file. */
-uint32_t frame_function(struct profile *p, const struct sym_frame *fr)
-{
-	uint32_t system_name = profile_string(p, fr->name), name = system_name;
-	/* Once per new location, so no cache: about 1.5 us for a C++ name. */
-	char *readable = demangle(fr->name);
-
-	if (readable) {
-		name = profile_string(p, readable);
-		free(readable);
-	}
-	return profile_function(p, name, system_name, fr->file ? profile_string(p, fr->file) : 0);
-}
-
-/* The location at addr named by frames (innermost first; none: unnamed). */
-uint32_t frames_location(struct profile *p, uint32_t mapping, uint64_t addr, enum frame_kind kind,
-			 const struct sym_frame *frames, uint16_t n)
-{
-	struct prof_line lines[MAX_INLINE_DEPTH];
-	uint16_t i;
-
-	for (i = 0; i < n && i < MAX_INLINE_DEPTH; i++) {
-		lines[i].function = frame_function(p, &frames[i]);
-		lines[i].line = frames[i].line;
-	}
-	return profile_location_add(p, mapping, addr, kind, lines, i);
-}
-
 static uint32_t named_location(struct profile *p, uint32_t mapping, uint64_t addr,
 			       enum frame_kind kind, const char *name)
 {
@@ -254,7 +223,7 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 		return id;
 	/* JIT code lives in anonymous memory: the process's perf map may name it. */
 	if (!f && anon_map(m))
-		return jit_location(s, p, proc->tgid, mapping, addr);
+		return jit_location(&s->jit, &s->procs, p, proc->tgid, mapping, addr);
 	if (f)
 		n = file_frames(s, f, addr - m->start + m->offset, frames);
 	return frames_location(p, mapping, addr, FRAME_USER, frames, n);

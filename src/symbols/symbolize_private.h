@@ -3,8 +3,9 @@
  * Inside the symbolizer (symbolize.h): what its files share.
  *   symfile.c     the file cache: open, read, let go, read again; listeners told
  *   table_feed.c  --unwind auto: the unwind tables as a listener, table requests
- *   jit.c         JIT frames named from perf maps
  *   symbolize.c   addresses -> mapping -> file offset -> frames
+ * Below them, called and calling none back: jit.c (JIT frames named from
+ * perf maps, jit.h), frame_names.c (frames -> profile functions, frame_names.h).
  */
 #ifndef BPFPROF_SYMBOLIZE_PRIVATE_H
 #define BPFPROF_SYMBOLIZE_PRIVATE_H
@@ -45,23 +46,5 @@ int find_debug_file(const struct procs *ps, uint32_t tgid, struct symfile *f,
 /* Every listener told of f (opened, or copy). */
 void tell_opened(struct symbolizer *s, const struct opened_file *f);
 void tell_copy(struct symbolizer *s, uint32_t tgid, const struct proc_map *m);
-
-/* jit.c ------------------------------------------------------------------- */
-
-void jitmaps_release(struct symbolizer *s);
-/* The perf maps of processes forgotten: none of their frames is left to name. */
-void forget_jitmaps(struct symbolizer *s);
-bool anon_map(const struct proc_map *m);
-/* A location for addr in anonymous memory of tgid, named by its perf map now or later. */
-uint32_t jit_location(struct symbolizer *s, struct profile *p, uint32_t tgid, uint32_t mapping,
-		      uint64_t addr);
-
-/* symbolize.c ------------------------------------------------------------- */
-
-/* A profile function for a symbol: its readable name, the symbol as it is, the source file. */
-uint32_t frame_function(struct profile *p, const struct sym_frame *fr);
-/* The location at addr named by frames (innermost first; none: unnamed). */
-uint32_t frames_location(struct profile *p, uint32_t mapping, uint64_t addr, enum frame_kind kind,
-			 const struct sym_frame *frames, uint16_t n);
 
 #endif

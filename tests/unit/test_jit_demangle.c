@@ -426,7 +426,7 @@ void test_jit_symbolize(void)
 	CHECK(l->kind == FRAME_JIT && f && !strcmp(profile_str(&p, f->name), "late") &&
 	      p.locations[early].nlines && p.locations[early].kind == FRAME_JIT,
 	      "jit: frames sampled before their map line are named in place once it comes");
-	CHECK(s.nr_late_jit == 0, "jit: nothing left waiting (%u)", s.nr_late_jit);
+	CHECK(s.jit.nr_late_jit == 0, "jit: nothing left waiting (%u)", s.jit.nr_late_jit);
 
 	profile_release(&p);
 	symbolizer_release(&s);
