@@ -3,7 +3,8 @@
  * The sampler's lifetime: open the program, give it its settings and map
  * sizes, load it (without the walk if this kernel cannot), fill its
  * filters, attach the trackers, then the perf events; detach and free.
- * Draining is sampler_drain.c's, the ring buffer sampler_ring.c's.
+ * Draining is sampler_drain.c's (the last one too, after sampler_stop's detach),
+ * the ring buffer sampler_ring.c's.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -262,13 +263,24 @@ int sampler_start(struct sampler *s)
 	return 0;
 }
 
-void sampler_detach(struct sampler *s)
+/* Detaches every program (the perf events' links own their fds). */
+static void sampler_detach(struct sampler *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->nr_links; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nr_links = 0;
+}
+
+/* Stopping is the sampler's: detach here, then the drain module reads the sets a last time. */
+int sampler_stop(struct sampler *s)
+{
+	if (s->stopped)
+		return 0;
+	s->stopped = true;
+	sampler_detach(s);
+	return sampler_drain_last(s);
 }
 
 /* Accessors --------------------------------------------------------------- */

@@ -440,14 +440,10 @@ bool sampler_drain_soon(const struct sampler *s)
 	return s->drain_soon;
 }
 
-int sampler_stop(struct sampler *s)
+int sampler_drain_last(struct sampler *s)
 {
 	int err;
 
-	if (s->stopped)
-		return 0;
-	s->stopped = true;
-	sampler_detach(s);
 	wait_for_programs();
 	s->stats.drains++;
 	if (s->before_read)

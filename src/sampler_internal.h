@@ -106,12 +106,17 @@ struct sampler {
 	struct sampler_stats stats;
 };
 
-/* sampler.c: detaches every program (the perf events' links own their fds). */
-void sampler_detach(struct sampler *s);
-
-/* sampler_drain.c: the map sets' tables of stacks read, from the first epoch; freed. */
+/*
+ * sampler_drain.c, called by sampler.c and calling nothing of it: the map
+ * sets' tables of stacks read, from the first epoch; freed.
+ */
 void sampler_stacks_init(struct sampler *s);
 void sampler_stacks_release(struct sampler *s);
+/*
+ * The last drain, once the programs are detached (sampler_stop): both sets
+ * read and checked after the programs still running end. 0 or -errno.
+ */
+int sampler_drain_last(struct sampler *s);
 
 /* sampler_ring.c: ring buffer callbacks (ctx: the sampler). */
 int sampler_on_record(void *ctx, void *data, size_t size);
