@@ -130,7 +130,7 @@ static uint16_t file_frames(struct symbolizer *s, struct symfile *f, uint64_t of
 	uint64_t vaddr;
 	int n = 0, i;
 
-	read_symbols(s, f);
+	load_symfile(s, f);
 	/* The file's own segments: a debug file's say nothing of file offsets. */
 	if (f->err || elf_symtab_offset_to_vaddr(&f->syms, offset, &vaddr))
 		return 0;
@@ -204,7 +204,7 @@ static uint32_t user_location(struct symbolizer *s, struct profile *p, struct pr
 	else if (m->path[0] == '/')
 		f = get_file(s, proc->tgid, m);
 	if (f)
-		read_symbols(s, f);
+		load_symfile(s, f);
 	/* Made once per mapping: hashing its path and build ID per frame was most of a drain. */
 	if (!m->prof_mapping) {
 		pm.start = m->start;
@@ -255,7 +255,7 @@ static bool cfi_at(void *ctx, uint64_t pc, uint64_t *vaddr, Dwarf_CFI *cfi[2])
 			f = get_file(q->s, q->proc->tgid, m);
 		if (!f)
 			return false;
-		read_symbols(q->s, f);
+		load_symfile(q->s, f);
 		q->f = f;
 		q->start = m->start;
 		q->end = m->end;

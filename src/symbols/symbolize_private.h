@@ -32,8 +32,8 @@ void release_unmapped_files(struct symbolizer *s);
 struct symfile *get_file(struct symbolizer *s, uint32_t tgid, struct proc_map *m);
 /* Opens the files of every mapping of p's current image (a process seen at start). */
 void open_files_of(struct symbolizer *s, struct proc *p);
-/* Reads the symbols of the file (once), then lets its fd go. */
-void read_symbols(struct symbolizer *s, struct symfile *f);
+/* Reads the file's symbols, debug info and CFI (once), then lets its fd go. */
+void load_symfile(struct symbolizer *s, struct symfile *f);
 /* The file of the mapping through /proc/PID/map_files; negative errno if none. */
 int open_map_files(const struct procs *ps, uint32_t tgid, const struct proc_map *m);
 /* The file the process mapped, as it sees it (map_files, else inside its root). */

@@ -387,8 +387,12 @@ static void load_cfi(struct symfile *f, int dfd)
 		close(dfd);
 }
 
-/* Reads the symbols of the file (once), then lets its fd go. */
-void read_symbols(struct symbolizer *s, struct symfile *f)
+/*
+ * Reads the file's symbols, debug info and CFI (once), then lets its fd go.
+ * Not read_symbols: that names the static readers of one symbol section
+ * (elf.c and the runtimes'), which this is not.
+ */
+void load_symfile(struct symbolizer *s, struct symfile *f)
 {
 	int dfd = -1;
 
@@ -420,7 +424,7 @@ static struct symfile *new_symfile(struct symbolizer *s, uint32_t tgid, int fd, 
 	f->fd = fd;
 	s->open_files++;
 	if (s->open_files > MAX_OPEN_FILES)
-		read_symbols(s, f);
+		load_symfile(s, f);
 	return f;
 }
 
@@ -467,7 +471,7 @@ static void revive(struct symbolizer *s, struct symfile *f, uint32_t tgid, int f
 	f->unused_drains = 0;
 	s->open_files++;
 	if (s->open_files > MAX_OPEN_FILES)
-		read_symbols(s, f);
+		load_symfile(s, f);
 }
 
 
@@ -513,7 +517,7 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
 	}
 	/* Found by path only: its build ID must be the mapped file's. */
 	if (ours && !m->inode) {
-		read_symbols(s, f);
+		load_symfile(s, f);
 		if (!is_mapped_file(m, &st, f))
 			return NULL;
 	}
