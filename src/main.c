@@ -6,20 +6,11 @@
 #include "bpfprof/diff.h"
 #include "bpfprof/record.h"
 
-int main(int argc, char **argv)
+/* No subcommand: the profiler, its options the whole command line. */
+static int profile_main(int argc, char **argv)
 {
 	struct options o;
-	int rc;
-
-	/*
-	 * Big buffers (inflated debug sections) get mappings of their own and
-	 * go back to the kernel when freed. A fixed threshold: glibc would
-	 * raise it after the first such free and keep the next ones in the heap.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-	if (argc > 1 && !strcmp(argv[1], "diff"))
-		return diff_main(argc - 1, argv + 1);
-	rc = options_parse(&o, argc, argv);
+	int rc = options_parse(&o, argc, argv);
 
 	if (rc == 0)
 		rc = record(&o);
@@ -27,4 +18,33 @@ int main(int argc, char **argv)
 		rc = 0;		/* --help, --version */
 	options_release(&o);
 	return rc;
+}
+
+/*
+ * The subcommands, as bpftool's cmds[]: one named by argv[1] gets the
+ * command line from its name on; adding one is a line here. The last
+ * entry, nameless, is the default: anything else is the profiler's.
+ */
+static const struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+} cmds[] = {
+	{ "diff", diff_main },
+	{ NULL, profile_main },
+};
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	/*
+	 * Big buffers (inflated debug sections) get mappings of their own and
+	 * go back to the kernel when freed. A fixed threshold: glibc would
+	 * raise it after the first such free and keep the next ones in the heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	for (c = cmds; c->name; c++)
+		if (argc > 1 && !strcmp(argv[1], c->name))
+			return c->func(argc - 1, argv + 1);
+	return c->func(argc, argv);
 }
