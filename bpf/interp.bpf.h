@@ -14,6 +14,13 @@
 #define BPFPROF_INTERP_BPF_H
 
 #include "common.bpf.h"
+#include "settings.bpf.h"
+
+/* Whether the frames of runtime kind (interp.h) are read: settings.runtime_frames. */
+static __always_inline bool runtime_on(__u32 kind)
+{
+	return settings.runtime_frames & (1u << kind);
+}
 
 /* Interpreter stacks by hash, one map per set (see maps.bpf.h); sized by userspace. */
 #define INTERP_STACK_MAP(name)						\

@@ -88,7 +88,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
-} lua_notices SEC(".maps");
+} luajit_notices SEC(".maps");
 
 /* A function's header as one read gives it: GCfunc from two bytes before its ffid to its pc. */
 struct lj_func_head {
@@ -183,7 +183,7 @@ static __always_inline void luajit_mapping_seen(__u32 tgid, __u32 gen, const str
 	struct luajit_process p = { .gen = gen };
 	struct luajit_file *f;
 
-	if (!settings.luajit_frames || !(f = bpf_map_lookup_elem(&luajit_files, &e->file)))
+	if (!runtime_on(RUNTIME_LUAJIT) || !(f = bpf_map_lookup_elem(&luajit_files, &e->file)))
 		return;
 	p.vm_begin = e->start - e->offset + f->vm_begin_rel;
 	p.vm_end = e->start - e->offset + f->vm_end_rel;
@@ -364,7 +364,7 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 	if (!w)
 		return 0;
 	w->ready = false;
-	if (!settings.luajit_frames || !(p = bpf_map_lookup_elem(&luajit_procs, &key->tgid)) ||
+	if (!runtime_on(RUNTIME_LUAJIT) || !(p = bpf_map_lookup_elem(&luajit_procs, &key->tgid)) ||
 	    p->gen != key->gen)
 		return 0;
 	st->v[STAT_LUA(SAMPLES)]++;
@@ -730,7 +730,7 @@ __noinline int luajit_sample(struct sample_key *key, __u32 set, struct sample_st
 
 	if (!key || !st || !lua_sample(key, st) || !(w = bpf_map_lookup_elem(&lua_scratch, &zero)))
 		return -1;
-	interp_store(set & 1, key, st, &cause, &lua_notices, &w->stack);
+	interp_store(set & 1, key, st, &cause, &luajit_notices, &w->stack);
 	return cause;
 }
 

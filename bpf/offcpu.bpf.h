@@ -183,8 +183,7 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	} else if (settings.user_stacks && !settings.cfi_unwind) {
 		e->nu = frames_in(bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK));
 	}
-	if ((settings.python_frames || settings.luajit_frames || settings.ruby_frames) &&
-	    settings.cfi_unwind)
+	if (settings.runtime_frames && settings.cfi_unwind)
 		interp_stack_copy(key, &e->interp);
 	/* A stack the maps could not take: the block goes whole when it ends. */
 	e->epoch = kb.cause >= 0 || (settings.kernel_stacks && key->kstack_id == BPFPROF_NO_STACK)

@@ -69,7 +69,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
-} py_notices SEC(".maps");
+} python_notices SEC(".maps");
 
 /* A process maps code of file at e: if the file is an interpreter's, the process is Python. */
 static __always_inline void python_mapping_seen(__u32 tgid, __u32 gen, const struct exec_mapping *e)
@@ -77,7 +77,7 @@ static __always_inline void python_mapping_seen(__u32 tgid, __u32 gen, const str
 	struct python_process p = { .gen = gen };
 	struct python_file *f;
 
-	if (!settings.python_frames || !(f = bpf_map_lookup_elem(&python_files, &e->file)))
+	if (!runtime_on(RUNTIME_PYTHON) || !(f = bpf_map_lookup_elem(&python_files, &e->file)))
 		return;
 	p.runtime = e->start - e->offset + f->runtime_rel;
 	p.code_type = e->start - e->offset + f->code_type_rel;
@@ -212,7 +212,7 @@ static __always_inline void walk_python(struct sample_key *key, struct sample_st
 	__u32 zero = 0, last;
 	__u64 ts, frame;
 
-	if (!settings.python_frames || !(p = bpf_map_lookup_elem(&python_procs, &key->tgid)) ||
+	if (!runtime_on(RUNTIME_PYTHON) || !(p = bpf_map_lookup_elem(&python_procs, &key->tgid)) ||
 	    p->gen != key->gen)
 		return;
 	st->v[STAT_PY(SAMPLES)]++;
@@ -272,7 +272,7 @@ __noinline int python_sample(struct sample_key *key, __u32 set, struct sample_st
 	walk_python(key, st);
 	w = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (w)
-		interp_store(set & 1, key, st, &cause, &py_notices, &w->stack);
+		interp_store(set & 1, key, st, &cause, &python_notices, &w->stack);
 	return cause;
 }
 

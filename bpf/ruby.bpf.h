@@ -44,7 +44,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
-} rb_notices SEC(".maps");
+} ruby_notices SEC(".maps");
 
 struct rb_walk {
 	struct interp_stack stack;
@@ -68,7 +68,7 @@ static __always_inline void ruby_mapping_seen(__u32 tgid, __u32 gen, const struc
 	struct ruby_process p = { .gen = gen };
 	struct ruby_file *f;
 
-	if (!settings.ruby_frames || !(f = bpf_map_lookup_elem(&ruby_files, &e->file)))
+	if (!runtime_on(RUNTIME_RUBY) || !(f = bpf_map_lookup_elem(&ruby_files, &e->file)))
 		return;
 	p.vm_exec_lo = e->start - e->offset + f->vm_exec_lo_rel;
 	p.vm_exec_hi = e->start - e->offset + f->vm_exec_hi_rel;
@@ -278,7 +278,7 @@ __noinline int ruby_resume(__u32 tgid, __u32 gen, __u64 sp, struct rb_regs *regs
 	__u64 tag, buf[3];
 	__u32 i;
 
-	if (!regs || !settings.ruby_frames || !(p = bpf_map_lookup_elem(&ruby_procs, &tgid)) ||
+	if (!regs || !runtime_on(RUNTIME_RUBY) || !(p = bpf_map_lookup_elem(&ruby_procs, &tgid)) ||
 	    p->gen != gen || !p->known || !p->l.ec_tag)
 		return 0;
 	tag = current_ec(p);
@@ -306,7 +306,7 @@ __noinline int ruby_sample(struct sample_key *key, __u32 set, struct sample_stat
 
 	if (!key || !st || !rb_sample(key, st) || !(w = bpf_map_lookup_elem(&rb_scratch, &zero)))
 		return -1;
-	interp_store(set & 1, key, st, &cause, &rb_notices, &w->stack);
+	interp_store(set & 1, key, st, &cause, &ruby_notices, &w->stack);
 	return cause;
 }
 

@@ -32,7 +32,7 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 	jit->hi = 0;
 	jit->vm_sp = 0;
 	jit->below = 0;
-	if (settings.luajit_frames)
+	if (runtime_on(RUNTIME_LUAJIT))
 		lua_before_walk(key, regs, jit, st);
 }
 
@@ -52,11 +52,11 @@ static __always_inline void take_cause(int c, int *cause)
 static __always_inline void runtime_frames(struct sample_key *key, __u32 set, struct sample_stats *st,
 					   int *cause)
 {
-	if (settings.python_frames)
+	if (runtime_on(RUNTIME_PYTHON))
 		take_cause(python_sample(key, set, st), cause);
-	if (settings.luajit_frames && !key->interp_hash)
+	if (runtime_on(RUNTIME_LUAJIT) && !key->interp_hash)
 		take_cause(luajit_sample(key, set, st), cause);
-	if (settings.ruby_frames && !key->interp_hash)
+	if (runtime_on(RUNTIME_RUBY) && !key->interp_hash)
 		take_cause(ruby_sample(key, set, st), cause);
 }
 

@@ -18,6 +18,7 @@
 #include "bpfprof/cgroups.h"
 #include "bpfprof/cli.h"
 #include "bpfprof/output.h"
+#include "bpfprof/runtime_info.h"
 #include "bpfprof/util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -160,7 +161,7 @@ static void print_version(void)
 #define IDS(m, n, w)                                                                               \
 	.kind = OPTION_IDS, .field = FIELD(m, uint32_t *), .count_field = FIELD(n, size_t), .what = (w)
 
-/* Every option, in --help's order (the man page's too). */
+/* Every option but the runtimes' (all_options adds them), in --help's order (the man page's too). */
 static const struct cli_option options_table[] = {
 	{ "frequency", 'F', "HZ", "samples per second per CPU (default 99)",
 	  U32(frequency, 1, 0 /* machine_max */, 99, "a rate in Hz"), .machine_max = max_sample_rate,
@@ -233,18 +234,7 @@ static const struct cli_option options_table[] = {
 	  .what = "auto (CFI in the kernel), fp (frame pointers) or dwarf" },
 	{ "stack-size", 0, "BYTES", "user stack copied per sample with --unwind dwarf (default 16384)",
 	  U32(stack_size, 1024, 65536, 16384, "a number of bytes"), .check = check_stack_size },
-	{ "no-python", 0, NULL,
-	  "leave Python processes' own frames out (read with --unwind\n"
-	  "auto: CPython 3.10 to 3.13); native frames only",
-	  FLAG(no_python) },
-	{ "no-lua", 0, NULL,
-	  "leave LuaJIT processes' own frames out (read with --unwind\n"
-	  "auto: LuaJIT 2.1); native frames only",
-	  FLAG(no_lua) },
-	{ "no-ruby", 0, NULL,
-	  "leave Ruby processes' own frames out (read with --unwind\n"
-	  "auto: CRuby 3.1); native frames only",
-	  FLAG(no_ruby) },
+	/* Here: --no-OPTION for each runtime (runtime_info.h), made by all_options. */
 	{ "btf", 0, "FILE", "kernel BTF (default /sys/kernel/btf/vmlinux)", STRING(btf) },
 	{ "verbose", 'v', NULL, "say more on stderr, libbpf's messages included",
 	  .kind = OPTION_COUNT, .field = FIELD(verbose, int) },
@@ -252,12 +242,48 @@ static const struct cli_option options_table[] = {
 	{ "version", 'V', NULL, "show the version", .kind = OPTION_PRINT, .print = print_version },
 };
 
-#define NR_OPTIONS ARRAY_SIZE(options_table)
+/* Room for every option: the table's and one for each runtime. */
+#define MAX_OPTIONS (ARRAY_SIZE(options_table) + RUNTIME_KINDS)
+static struct cli_option all_rows[MAX_OPTIONS];
+static size_t nr_all;
+
+/* A runtime's --no-OPTION: its frames left out (struct options' no_runtime). */
+static struct cli_option runtime_option(const struct runtime_info *r)
+{
+	static char names[RUNTIME_KINDS][32];
+
+	snprintf(names[r->kind], sizeof(names[r->kind]), "no-%s", r->option);
+	return (struct cli_option){ names[r->kind], 0, NULL, r->help, .kind = OPTION_FLAG,
+				    .field = offsetof(struct options, no_runtime) + r->kind };
+}
+
+/* options_table with each runtime's option before --btf, made once. */
+static const struct cli_option *all_options(void)
+{
+	size_t i;
+	uint32_t k;
+
+	if (nr_all)
+		return all_rows;
+	for (i = 0; i < ARRAY_SIZE(options_table); i++) {
+		if (!strcmp(options_table[i].name, "btf"))
+			for (k = 0; k < runtime_info_count(); k++)
+				all_rows[nr_all++] = runtime_option(runtime_info_at(k));
+		all_rows[nr_all++] = options_table[i];
+	}
+	return all_rows;
+}
+
+static size_t nr_options(void)
+{
+	all_options();
+	return nr_all;
+}
 
 const struct cli_option *cli_options(size_t *n)
 {
-	*n = NR_OPTIONS;
-	return options_table;
+	*n = nr_options();
+	return all_options();
 }
 
 /* Where --help's text starts, and how wide the "  -F, " before the long name is. */
@@ -271,8 +297,8 @@ void options_usage(FILE *out)
 	fputs("Usage: bpfprof [options]\n"
 	      "Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
 	      "\n", out);
-	for (i = 0; i < NR_OPTIONS; i++) {
-		const struct cli_option *opt = &options_table[i];
+	for (i = 0; i < nr_options(); i++) {
+		const struct cli_option *opt = &all_options()[i];
 		const char *h;
 		int n;
 
@@ -415,16 +441,16 @@ static bool takes_value(const struct cli_option *opt)
 /* getopt's val for an option: its letter, else one past any character. */
 static int option_val(size_t i)
 {
-	return options_table[i].letter ? options_table[i].letter : 256 + (int)i;
+	return all_options()[i].letter ? all_options()[i].letter : 256 + (int)i;
 }
 
 static const struct cli_option *option_of_val(int val)
 {
 	size_t i;
 
-	for (i = 0; i < NR_OPTIONS; i++)
+	for (i = 0; i < nr_options(); i++)
 		if (option_val(i) == val)
-			return &options_table[i];
+			return &all_options()[i];
 	return NULL;
 }
 
@@ -433,8 +459,8 @@ static void getopt_tables(struct option *longopts, char *shortopts)
 	size_t i;
 
 	*shortopts++ = ':';	/* a missing value returns ':' */
-	for (i = 0; i < NR_OPTIONS; i++) {
-		const struct cli_option *opt = &options_table[i];
+	for (i = 0; i < nr_options(); i++) {
+		const struct cli_option *opt = &all_options()[i];
 
 		longopts[i] = (struct option){ opt->name, takes_value(opt) ? required_argument : no_argument,
 					       NULL, option_val(i) };
@@ -453,8 +479,8 @@ static void set_defaults(struct options *o)
 	size_t i;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i < NR_OPTIONS; i++) {
-		const struct cli_option *opt = &options_table[i];
+	for (i = 0; i < nr_options(); i++) {
+		const struct cli_option *opt = &all_options()[i];
 		void *field = (char *)o + opt->field;
 
 		if (opt->kind == OPTION_U32)
@@ -472,8 +498,8 @@ static void set_defaults(struct options *o)
  */
 static int read_options(struct options *o, int argc, char **argv, const char **given)
 {
-	struct option longopts[NR_OPTIONS + 1];
-	char shortopts[2 + 2 * NR_OPTIONS];
+	struct option longopts[MAX_OPTIONS + 1];
+	char shortopts[2 + 2 * MAX_OPTIONS];
 	const struct cli_option *opt;
 	int c, err = 0;
 
@@ -491,7 +517,7 @@ static int read_options(struct options *o, int argc, char **argv, const char **g
 			else
 				err = usage_error("unknown option '%s'; see bpfprof --help", argv[optind - 1]);
 		} else {
-			given[opt - options_table] = optarg ? optarg : "";
+			given[opt - all_options()] = optarg ? optarg : "";
 			err = read_value(o, opt, optarg);
 		}
 	}
@@ -502,8 +528,8 @@ static const char *given_value(const char *const *given, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < NR_OPTIONS; i++)
-		if (!strcmp(options_table[i].name, name))
+	for (i = 0; i < nr_options(); i++)
+		if (!strcmp(all_options()[i].name, name))
 			return given[i];
 	return NULL;
 }
@@ -744,7 +770,7 @@ static char *join_args(int argc, char **argv)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	const char *given[NR_OPTIONS] = { NULL };
+	const char *given[MAX_OPTIONS] = { NULL };
 	int err;
 
 	set_defaults(o);

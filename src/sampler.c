@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfprof/runtime_info.h"
 #include "sampler_internal.h"
 
 /*
@@ -85,12 +86,41 @@ static struct bpf_settings bpf_settings_of(const struct sampler_config *cfg)
 	b.filter_tgids = cfg->ntgids > 0;
 	b.filter_pids = cfg->npids > 0;
 	b.filter_cgroup = cfg->cgroup_fd >= 0;
-	/* Python processes are found by their mappings, which only the walk reads. */
-	b.python_frames = b.cfi_unwind && b.python_frames;
-	b.luajit_frames = b.cfi_unwind && b.luajit_frames;
-	b.ruby_frames = b.cfi_unwind && b.ruby_frames;
+	/* A runtime's processes are found by their mappings, which only the walk reads. */
+	if (!b.cfi_unwind)
+		b.runtime_frames = 0;
 	b.preempt_count_from_rq = preempt_count_from_rq(cfg->btf_path);
 	return b;
+}
+
+/* A runtime's map NAME_WHAT in the program (its module's: python_files...), or NULL. */
+static struct bpf_map *runtime_map(const struct sampler *s, const struct runtime_info *r,
+				   const char *what)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s_%s", r->name, what);
+	return bpf_object__find_map_by_name(s->skel->obj, name);
+}
+
+/* Each runtime's ring of notices: its size if its frames are read, else a page. */
+static int size_notices(struct sampler *s)
+{
+	struct bpf_map *m;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < runtime_info_count(); i++) {
+		const struct runtime_info *r = runtime_info_at(i);
+
+		if (!(m = runtime_map(s, r, "notices")))
+			return -ENOENT;
+		err = bpf_map__set_max_entries(m, s->runtimes_on & 1u << r->kind
+						   ? NOTICES_BYTES : (uint32_t)getpagesize());
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int configure(struct sampler *s, const struct sampler_config *cfg)
@@ -104,9 +134,7 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	skel->rodata->settings = bpf_settings_of(cfg);
 	bpf_program__set_autoload(skel->progs.on_switch, cfg->off_cpu);
 	s->walking = skel->rodata->settings.cfi_unwind;
-	s->python = skel->rodata->settings.python_frames;
-	s->luajit = skel->rodata->settings.luajit_frames;
-	s->ruby = skel->rodata->settings.ruby_frames;
+	s->runtimes_on = skel->rodata->settings.runtime_frames;
 	/* Without the walk, its maps are left at their smallest. */
 	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
 					    cfg->bpf.cfi_unwind ? cfg->unwind_rows : 1)) ||
@@ -115,17 +143,10 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.interp_stacks0,
-					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
-									 : 1)) ||
+					    s->runtimes_on ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.interp_stacks1,
-					    s->python || s->luajit || s->ruby ? cfg->stack_storage_size
-									 : 1)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.py_notices,
-					    s->python ? NOTICES_BYTES : (uint32_t)getpagesize())) ||
-	    (err = bpf_map__set_max_entries(skel->maps.lua_notices,
-					    s->luajit ? NOTICES_BYTES : (uint32_t)getpagesize())) ||
-	    (err = bpf_map__set_max_entries(skel->maps.rb_notices,
-					    s->ruby ? NOTICES_BYTES : (uint32_t)getpagesize())))
+					    s->runtimes_on ? cfg->stack_storage_size : 1)) ||
+	    (err = size_notices(s)))
 		return err;
 	for (i = 0; i < 2; i++) {
 		if ((err = bpf_map__set_max_entries(stacks[i], cfg->stack_storage_size)) ||
@@ -289,9 +310,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
 	out->walking = s->walking;
-	out->python = s->python;
-	out->luajit = s->luajit;
-	out->ruby = s->ruby;
+	out->runtimes_on = s->runtimes_on;
 	out->recorded_per_cpu = xmalloc(s->nr_cpus * sizeof(uint64_t));
 	memcpy(out->recorded_per_cpu, s->stats.recorded_per_cpu, s->nr_cpus * sizeof(uint64_t));
 }
@@ -335,31 +354,22 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 	return err == -EEXIST ? 0 : err;
 }
 
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-			 int *notices_fd)
+int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, int fds[4])
 {
-	*files_fd = s->python ? bpf_map__fd(s->skel->maps.python_files) : -1;
-	*procs_fd = s->python ? bpf_map__fd(s->skel->maps.python_procs) : -1;
-	*maps_fd = s->python ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
-	*notices_fd = s->python ? bpf_map__fd(s->skel->maps.py_notices) : -1;
-}
+	struct bpf_map *files = runtime_map(s, r, "files"), *procs = runtime_map(s, r, "procs");
+	struct bpf_map *notices = runtime_map(s, r, "notices");
+	bool on = s->runtimes_on & 1u << r->kind;
 
-void sampler_luajit_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-			 int *notices_fd)
-{
-	*files_fd = s->luajit ? bpf_map__fd(s->skel->maps.luajit_files) : -1;
-	*procs_fd = s->luajit ? bpf_map__fd(s->skel->maps.luajit_procs) : -1;
-	*maps_fd = s->luajit ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
-	*notices_fd = s->luajit ? bpf_map__fd(s->skel->maps.lua_notices) : -1;
-}
-
-void sampler_ruby_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-		       int *notices_fd)
-{
-	*files_fd = s->ruby ? bpf_map__fd(s->skel->maps.ruby_files) : -1;
-	*procs_fd = s->ruby ? bpf_map__fd(s->skel->maps.ruby_procs) : -1;
-	*maps_fd = s->ruby ? bpf_map__fd(s->skel->maps.proc_maps) : -1;
-	*notices_fd = s->ruby ? bpf_map__fd(s->skel->maps.rb_notices) : -1;
+	fds[0] = fds[1] = fds[2] = fds[3] = -1;
+	if (!files || !procs || !notices)
+		return -ENOENT;
+	if (on) {
+		fds[0] = bpf_map__fd(files);
+		fds[1] = bpf_map__fd(procs);
+		fds[2] = bpf_map__fd(s->skel->maps.proc_maps);
+		fds[3] = bpf_map__fd(notices);
+	}
+	return 0;
 }
 
 uint64_t sampler_proc_maps_bytes(struct sampler *s)

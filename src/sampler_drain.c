@@ -180,7 +180,7 @@ static int read_walked(struct sampler *s, unsigned set)
 	empty_hashed(st);
 	err = take_stacks(s, set, bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0),
 			  BPFPROF_MAX_DEPTH * sizeof(__u64), keep_walked);
-	if (!err && (s->python || s->luajit || s->ruby))
+	if (!err && s->runtimes_on)
 		err = take_stacks(s, set,
 				  bpf_map__fd(set ? s->skel->maps.interp_stacks1 : s->skel->maps.interp_stacks0),
 				  sizeof(struct interp_stack), keep_python);

@@ -81,9 +81,7 @@ struct sampler {
 	uint32_t flips;		/* drains begun: active_set, whose lowest bit is active */
 	bool off_cpu;		/* on_switch attached at the start */
 	bool walking;		/* --unwind auto */
-	bool python;		/* and Python frames with it */
-	bool luajit;		/* and LuaJIT frames */
-	bool ruby;		/* and Ruby frames */
+	uint32_t runtimes_on;	/* and these runtimes' frames (bit 1 << id) */
 	const int *cpus;	/* the config's: perf events on these, at this frequency */
 	size_t ncpus;
 	uint32_t frequency;

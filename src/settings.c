@@ -13,6 +13,7 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	uint32_t ring_kib = o->ring_buffer_kib ? o->ring_buffer_kib
 			  : o->dwarf_unwind   ? RING_BUFFER_KIB_DWARF
 					      : RING_BUFFER_KIB;
+	uint32_t k;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->frequency = o->frequency;
@@ -39,10 +40,10 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	cfg->bpf.dwarf_unwind = o->dwarf_unwind;
 	/* No user stacks, nothing to walk. */
 	cfg->bpf.cfi_unwind = o->cfi_unwind && !o->kernel_only;
-	/* Python frames are read by the CFI walk only. */
-	cfg->bpf.python_frames = cfg->bpf.cfi_unwind && !o->no_python;
-	cfg->bpf.luajit_frames = cfg->bpf.cfi_unwind && !o->no_lua;
-	cfg->bpf.ruby_frames = cfg->bpf.cfi_unwind && !o->no_ruby;
+	/* A runtime's frames are read by the CFI walk only. */
+	for (k = 0; k < RUNTIME_KINDS; k++)
+		if (cfg->bpf.cfi_unwind && !o->no_runtime[k])
+			cfg->bpf.runtime_frames |= 1u << k;
 	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->bpf.stack_copy_bytes = o->stack_size;
 }

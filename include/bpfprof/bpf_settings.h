@@ -25,11 +25,11 @@ struct bpf_settings {
 	__u8 user_stacks;	/* not -K */
 	__u8 dwarf_unwind;	/* --unwind dwarf: registers and stack sent for userspace to unwind */
 	__u8 cfi_unwind;	/* --unwind auto: user stacks walked in the program */
-	__u8 python_frames;	/* not --no-python, and the walk is on */
-	__u8 luajit_frames;	/* not --no-lua, and the walk is on */
-	__u8 ruby_frames;	/* not --no-ruby, and the walk is on */
-	__u8 reserved[1];
+	__u8 reserved[4];
 	__u32 stack_copy_bytes;	/* --stack-size, a multiple of BPFPROF_STACK_CHUNK */
+	/* Bit 1 << a runtime's id (interp.h): its frames read (no --no-OPTION, and the walk on) */
+	__u32 runtime_frames;
+	__u32 reserved2;
 	__u64 min_block_ns;	/* --min-block */
 	/*
 	 * From a CPU's run queue to its preempt count, both per-CPU variables:

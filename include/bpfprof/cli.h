@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bpfprof/interp.h"
+
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 1
 
@@ -63,9 +65,7 @@ struct options {
 	uint32_t ring_buffer_kib;	/* --ring-buffer-size; 0: by --unwind (settings.c) */
 	bool dwarf_unwind;		/* --unwind dwarf */
 	bool cfi_unwind;		/* --unwind auto (the default): tables in the kernel */
-	bool no_python;			/* --no-python: no Python frames */
-	bool no_lua;			/* --no-lua: no LuaJIT frames */
-	bool no_ruby;			/* --no-ruby: no Ruby frames */
+	bool no_runtime[RUNTIME_KINDS];	/* --no-OPTION: no frames of that runtime (by its id) */
 	bool off_cpu;			/* --off-cpu: off-CPU time, no CPU samples */
 	bool wall;			/* --wall: CPU samples and off-CPU time in one unit */
 	uint32_t min_block_us;		/* --min-block */

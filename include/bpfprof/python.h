@@ -37,6 +37,14 @@ struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_f
 			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
 void python_free(struct python *py);
 
+/* Python frames named in userspace (src/runtime/python.c). */
+struct python_stats {
+	uint32_t files;			/* interpreter files seen */
+	uint64_t codes, code_errors;	/* code objects named; not readable (freed, bad, gone) */
+	uint64_t merged;		/* samples whose Python frames were merged with native ones */
+	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
+};
+
 /*
  * A file just opened (fd, at path) with this identity: if it holds an
  * interpreter, the program is told, and a version bpfprof cannot read is

@@ -13,6 +13,7 @@
 
 #include "bpfprof/push.h"
 #include "bpfprof/sampler.h"
+#include "bpfprof/interp.h"
 #include "bpfprof/unwind.h"
 
 /* What the session's parts other than the sampler have to say at the end. */
@@ -24,11 +25,18 @@ struct run_figures {
 		uint64_t rows, build_ns;
 		uint64_t bytes, proc_bytes;	/* BPF map memory: tables, processes' mappings */
 	} tables;
-	struct python_stats py;
-	struct luajit_stats lua;
-	struct ruby_stats rb;
+	/* Each runtime's own figures, by its id: its stats op writes them, its summarize reads them. */
+	union {
+		uint64_t align;
+		uint8_t bytes[128];
+	} runtime[RUNTIME_KINDS];
 	bool pushed;				/* --push: how it went */
 	struct push_stats push;
 };
+
+/* Runtime kind's figures in f (a struct run_figures *), as its own type (which must fit). */
+#define RUN_FIGURES_OF(f, kind, type)                                                              \
+	((type *)((f)->runtime[(kind)].bytes +                                                     \
+		  0 * sizeof(char[sizeof(type) <= sizeof((f)->runtime[0].bytes) ? 1 : -1])))
 
 #endif

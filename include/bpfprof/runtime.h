@@ -32,6 +32,7 @@
 #include "bpfprof/procs.h"
 #include "bpfprof/profile.h"
 #include "bpfprof/run_figures.h"
+#include "bpfprof/runtime_info.h"
 #include "bpfprof/sampler.h"
 #include "bpfprof/symbolize.h"
 #include "bpfprof/unwind_row.h"
@@ -42,7 +43,7 @@
  * meet the runtime's own threads (Python's namer): it locks what it shares.
  */
 struct runtime_ops {
-	const char *name;	/* "python" */
+	const struct runtime_info *info;	/* its descriptor (runtime_info.h) */
 	/*
 	 * On, with its BPF side's maps taken from the sampler: NULL when off
 	 * (the sampler has no maps for it) or not available. gen(ctx, tgid)

@@ -95,34 +95,6 @@ struct sampler_config {
 	void *ctx;
 };
 
-/* Python frames named in userspace (src/runtime/python.c). */
-struct python_stats {
-	uint32_t files;			/* interpreter files seen */
-	uint64_t codes, code_errors;	/* code objects named; not readable (freed, bad, gone) */
-	uint64_t merged;		/* samples whose Python frames were merged with native ones */
-	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
-};
-
-struct ruby_stats {
-	uint32_t files, unknown_files;	/* files holding a Ruby VM; of them, of a version not read */
-	uint64_t iseqs, iseq_errors;	/* instruction sequences named; not readable (freed, moved, gone) */
-	uint64_t methods, method_errors;	/* C methods named; not readable */
-	uint64_t merged;		/* samples whose Ruby frames were merged with native ones */
-	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
-	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Ruby frames left out */
-};
-
-struct luajit_stats {
-	uint32_t files, unknown_files;	/* files holding a LuaJIT VM; of them, of a layout not read */
-	uint64_t protos, proto_errors;	/* prototypes named; not readable (freed, bad, gone) */
-	uint64_t names;			/* call sites that named the function they call */
-	uint64_t trace_positions;	/* places in traces whose inlined frames were read */
-	uint64_t trace_errors;		/* not readable (flushed, not a constant function) */
-	uint64_t merged;		/* samples whose Lua frames were merged with native ones */
-	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
-	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Lua frames left out */
-};
-
 struct sampler_stats {
 	uint64_t total[STAT_MAX];	/* summed over CPUs */
 	uint64_t *recorded_per_cpu;	/* [possible CPUs]: user + kernel mode samples */
@@ -135,12 +107,11 @@ struct sampler_stats {
 	uint64_t early_drains;		/* of them, asked for by a counts map half full */
 	uint64_t mismatches;		/* drains whose counts did not match the stats */
 	bool walking;			/* user stacks were walked with unwind tables */
-	bool python;			/* Python processes' frames were read */
-	bool luajit;			/* LuaJIT processes' frames were read */
-	bool ruby;			/* Ruby processes' frames were read */
+	uint32_t runtimes_on;		/* bit 1 << a runtime's id: its processes' frames were read */
 };
 
 struct sampler;
+struct runtime_info;
 
 /*
  * Open, load, and attach what counts processes' generations; sampling
@@ -175,18 +146,12 @@ void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
 int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 			 const struct proc_map *maps, size_t nr);
 /*
- * The maps of interpreter files and Python processes (py_frames.h), of
- * processes' mappings, and the ring of Python stacks new to a drain
- * (struct interp_notice); -1s when Python frames are not read.
+ * Runtime r's maps (its module's: NAME_files, NAME_procs, NAME_notices)
+ * and the processes' mappings, into fds[] (files, procs, mappings,
+ * notices); -1s when its frames are not read. -ENOENT: the program has no
+ * such maps (a runtime without its BPF side).
  */
-void sampler_python_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-			 int *notices_fd);
-/* The same for Ruby: ruby_files, ruby_procs, the mappings, rb_notices; -1s when off. */
-void sampler_ruby_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-		       int *notices_fd);
-/* The same for LuaJIT: luajit_files, luajit_procs, the mappings, lua_notices; -1s when off. */
-void sampler_luajit_maps(struct sampler *s, int *files_fd, int *procs_fd, int *maps_fd,
-			 int *notices_fd);
+int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, int fds[4]);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */

@@ -71,6 +71,17 @@ struct lj_proc {
 	struct itab trace_index;
 };
 
+struct luajit_stats {
+	uint32_t files, unknown_files;	/* files holding a LuaJIT VM; of them, of a layout not read */
+	uint64_t protos, proto_errors;	/* prototypes named; not readable (freed, bad, gone) */
+	uint64_t names;			/* call sites that named the function they call */
+	uint64_t trace_positions;	/* places in traces whose inlined frames were read */
+	uint64_t trace_errors;		/* not readable (flushed, not a constant function) */
+	uint64_t merged;		/* samples whose Lua frames were merged with native ones */
+	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
+	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Lua frames left out */
+};
+
 struct luajit {
 	struct runtime_base b;	/* first; its files struct luajit_file, its processes struct lj_proc */
 	struct luajit_stats stats;
@@ -462,6 +473,26 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 
 /* The runtime interface (runtime.h) --------------------------------------------- */
 
+/* The label lua_vm's values: what LuaJIT's VM was doing at the sample. */
+static const char *const lua_vm_names[LUA_VM_STATE_MAX] = {
+	[LUA_VM_INTERP] = "interp", [LUA_VM_TRACE] = "trace", [LUA_VM_C] = "c",
+	[LUA_VM_GC] = "gc", [LUA_VM_EXIT] = "exit", [LUA_VM_RECORD] = "record",
+	[LUA_VM_OPT] = "opt", [LUA_VM_ASM] = "asm",
+};
+
+static const struct runtime_info luajit_info = {
+	.name = "luajit",
+	.kind = RUNTIME_LUAJIT,
+	.option = "lua",
+	.help = "leave LuaJIT processes' own frames out (read with --unwind\n"
+		"auto: LuaJIT 2.1); native frames only",
+	.what = "Lua",
+	.colour = { { 150, 50, 0 }, { 90, 50, 1 }, { 200, 55, 0 } },	/* violet */
+	.state_label = "lua_vm",
+	.state_names = lua_vm_names,
+	.nr_states = LUA_VM_STATE_MAX,
+};
+
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	static const struct runtime_desc desc = {
@@ -478,7 +509,7 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 	};
 	int fds[4];
 
-	sampler_luajit_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
+	sampler_runtime_maps(sampler, &luajit_info, fds);
 	return runtime_base_new(sizeof(struct luajit), &desc, fds, gen, ctx);
 }
 
@@ -487,7 +518,7 @@ static void rt_stats(void *rt, struct run_figures *f)
 	struct luajit *lj = rt;
 
 	pthread_mutex_lock(&lj->b.lock);
-	f->lua = lj->stats;
+	*RUN_FIGURES_OF(f, RUNTIME_LUAJIT, struct luajit_stats) = lj->stats;
 	pthread_mutex_unlock(&lj->b.lock);
 }
 
@@ -495,9 +526,9 @@ static void rt_stats(void *rt, struct run_figures *f)
 static void summarize_luajit(const struct sampler_stats *st, const struct run_figures *f)
 {
 	const uint64_t *t = st->total, *end = &st->total[STAT_LUA(END)], *s = &t[STAT_LUA(STATE)];
-	const struct luajit_stats *lj = &f->lua;
+	const struct luajit_stats *lj = RUN_FIGURES_OF(f, RUNTIME_LUAJIT, const struct luajit_stats);
 
-	if (!st->luajit || !t[STAT_LUA(SAMPLES)])
+	if (!(st->runtimes_on & 1u << RUNTIME_LUAJIT) || !t[STAT_LUA(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: luajit: %llu samples of LuaJIT processes, %llu with their Lua "
 		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu running "
@@ -526,7 +557,7 @@ static void summarize_luajit(const struct sampler_stats *st, const struct run_fi
 }
 
 const struct runtime_ops luajit_runtime = {
-	.name = "luajit",
+	.info = &luajit_info,
 	.start = start,
 	.file_opened = runtime_file_opened,
 	.process_maps = runtime_process_maps,

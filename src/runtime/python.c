@@ -367,14 +367,24 @@ void python_stats(struct python *py, struct python_stats *out)
 
 /* The runtime interface (runtime.h) ------------------------------------- */
 
+static const struct runtime_info python_info = {
+	.name = "python",
+	.kind = RUNTIME_PYTHON,
+	.option = "python",
+	.help = "leave Python processes' own frames out (read with --unwind\n"
+		"auto: CPython 3.10 to 3.13); native frames only",
+	.what = "Python",
+	.colour = { { 70, 70, 0 }, { 110, 70, 0 }, { 205, 50, 1 } },	/* blue */
+};
+
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int files_fd, procs_fd, maps_fd, notices_fd;
+	int fds[4];
 
-	sampler_python_maps(sampler, &files_fd, &procs_fd, &maps_fd, &notices_fd);
-	if (files_fd < 0)
+	sampler_runtime_maps(sampler, &python_info, fds);
+	if (fds[0] < 0)
 		return NULL;
-	return python_new(files_fd, procs_fd, maps_fd, notices_fd, gen, ctx);
+	return python_new(fds[0], fds[1], fds[2], fds[3], gen, ctx);
 }
 
 static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
@@ -412,16 +422,16 @@ static void rt_renumber(void *rt)
 
 static void rt_stats(void *rt, struct run_figures *f)
 {
-	python_stats(rt, &f->py);
+	python_stats(rt, RUN_FIGURES_OF(f, RUNTIME_PYTHON, struct python_stats));
 }
 
 /* Python processes: how many samples got their Python frames, and why others did not. */
 static void summarize_python(const struct sampler_stats *st, const struct run_figures *f)
 {
 	const uint64_t *t = st->total, *end = &st->total[STAT_PY(END)];
-	const struct python_stats *py = &f->py;
+	const struct python_stats *py = RUN_FIGURES_OF(f, RUNTIME_PYTHON, const struct python_stats);
 
-	if (!st->python || !t[STAT_PY(SAMPLES)])
+	if (!(st->runtimes_on & 1u << RUNTIME_PYTHON) || !t[STAT_PY(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
 		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
@@ -446,7 +456,7 @@ static void rt_free(void *rt)
 }
 
 const struct runtime_ops python_runtime = {
-	.name = "python",
+	.info = &python_info,
 	.start = start,
 	.file_opened = rt_file_opened,
 	.process_maps = rt_process_maps,

@@ -100,6 +100,15 @@ struct rb_proc {
 	uint64_t id_classpath, id_attached;
 };
 
+struct ruby_stats {
+	uint32_t files, unknown_files;	/* files holding a Ruby VM; of them, of a version not read */
+	uint64_t iseqs, iseq_errors;	/* instruction sequences named; not readable (freed, moved, gone) */
+	uint64_t methods, method_errors;	/* C methods named; not readable */
+	uint64_t merged;		/* samples whose Ruby frames were merged with native ones */
+	uint64_t unmatched;		/* frames of VM entries not on the native stack: put at its root */
+	uint64_t no_vm_frame;		/* samples whose native stack showed no VM: Ruby frames left out */
+};
+
 struct ruby {
 	struct runtime_base b;	/* first; its files struct ruby_file, its processes struct rb_proc */
 	struct ruby_stats stats;
@@ -858,6 +867,17 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 
 /* The runtime interface (runtime.h) --------------------------------------------- */
 
+static const struct runtime_info ruby_info = {
+	.name = "ruby",
+	.kind = RUNTIME_RUBY,
+	.option = "ruby",
+	.help = "leave Ruby processes' own frames out (read with --unwind\n"
+		"auto: CRuby 3.1); native frames only",
+	.what = "Ruby",
+	/* Rose: Ruby's red, kept apart from the native reds by its blue. */
+	.colour = { { 215, 40, 0 }, { 80, 50, 1 }, { 140, 50, 1 } },
+};
+
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	static const struct runtime_desc kind = {
@@ -874,7 +894,7 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 	};
 	int fds[4];
 
-	sampler_ruby_maps(sampler, &fds[0], &fds[1], &fds[2], &fds[3]);
+	sampler_runtime_maps(sampler, &ruby_info, fds);
 	return runtime_base_new(sizeof(struct ruby), &kind, fds, gen, ctx);
 }
 
@@ -883,7 +903,7 @@ static void rt_stats(void *rt, struct run_figures *f)
 	struct ruby *rb = rt;
 
 	pthread_mutex_lock(&rb->b.lock);
-	f->rb = rb->stats;
+	*RUN_FIGURES_OF(f, RUNTIME_RUBY, struct ruby_stats) = rb->stats;
 	pthread_mutex_unlock(&rb->b.lock);
 }
 
@@ -891,9 +911,9 @@ static void rt_stats(void *rt, struct run_figures *f)
 static void summarize_ruby(const struct sampler_stats *st, const struct run_figures *f)
 {
 	const uint64_t *t = st->total, *end = &st->total[STAT_RB(END)];
-	const struct ruby_stats *rb = &f->rb;
+	const struct ruby_stats *rb = RUN_FIGURES_OF(f, RUNTIME_RUBY, const struct ruby_stats);
 
-	if (!st->ruby || !t[STAT_RB(SAMPLES)])
+	if (!(st->runtimes_on & 1u << RUNTIME_RUBY) || !t[STAT_RB(SAMPLES)])
 		return;
 	fprintf(stderr, "bpfprof: ruby: %llu samples of Ruby processes, %llu with their Ruby frames "
 		"(cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in a thread "
@@ -914,7 +934,7 @@ static void summarize_ruby(const struct sampler_stats *st, const struct run_figu
 }
 
 const struct runtime_ops ruby_runtime = {
-	.name = "ruby",
+	.info = &ruby_info,
 	.start = start,
 	.file_opened = runtime_file_opened,
 	.process_maps = runtime_process_maps,

@@ -15,6 +15,26 @@ static const struct runtime_ops *const runtime_list[] = {
 
 _Static_assert(NR_KNOWN <= MAX_RUNTIMES, "struct runtimes has room for every runtime known");
 
+uint32_t runtime_info_count(void)
+{
+	return NR_KNOWN;
+}
+
+const struct runtime_info *runtime_info_at(uint32_t i)
+{
+	return i < NR_KNOWN ? runtime_list[i]->info : NULL;
+}
+
+const struct runtime_info *runtime_info_of(uint32_t kind)
+{
+	uint32_t i;
+
+	for (i = 0; i < NR_KNOWN; i++)
+		if (runtime_list[i]->info->kind == kind)
+			return runtime_list[i]->info;
+	return NULL;
+}
+
 void runtimes_start(struct runtimes *rs, struct sampler *sampler,
 		    uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
@@ -26,7 +46,7 @@ void runtimes_start(struct runtimes *rs, struct sampler *sampler,
 		if ((rt = runtime_list[i]->start(sampler, gen, ctx))) {
 			rs->on[rs->nr].ops = runtime_list[i];
 			rs->on[rs->nr++].rt = rt;
-			debug("runtime %s: on", runtime_list[i]->name);
+			debug("runtime %s: on", runtime_list[i]->info->name);
 		}
 }
 

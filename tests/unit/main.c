@@ -128,7 +128,7 @@ char *unit_pipe(const char *cmd, const void *input, size_t len)
 	X(test_unwind_tables) X(test_python_offsets) X(test_python_code) X(test_luajit_file) \
 	X(test_luajit_proto) X(test_ruby_file) X(test_rotate) \
 	X(test_series) X(test_metrics) X(test_collect) X(test_options) X(test_settings)  \
-	X(test_option_spellings) X(test_file_listeners)
+	X(test_option_spellings) X(test_file_listeners) X(test_runtime_table)
 
 #define DECLARE(fn) unit_test_fn fn;
 TESTS(DECLARE)

@@ -16,9 +16,15 @@
 #include "bpfprof/cgroups.h"
 #include "bpfprof/cli.h"
 #include "bpfprof/output.h"
+#include "bpfprof/lua_frames.h"
+#include "bpfprof/py_frames.h"
+#include "bpfprof/rb_frames.h"
 #include "bpfprof/settings.h"
 #include "bpfprof/util.h"
 #include "unit.h"
+
+/* Whether settings c read runtime kind's frames. */
+#define FRAMES_READ(c, kind) ((c)->bpf.runtime_frames >> (kind) & 1)
 
 /* argv for options_parse: "bpfprof" and the arguments (getopt permutes it, so not const). */
 #define ARGV(...) ((char *[]){ "bpfprof", __VA_ARGS__, NULL })
@@ -151,7 +157,7 @@ static void test_defaults(void)
 	CHECK(o.stack_storage_size == 16384 && o.max_stacks == 16384 && o.stack_size == 16384 &&
 		      o.ring_buffer_kib == 0,
 	      "defaults: 16384 stacks, keys and stack bytes; the ring buffer by --unwind (0)");
-	CHECK(o.cfi_unwind && !o.dwarf_unwind && !o.no_python && !o.off_cpu && !o.wall &&
+	CHECK(o.cfi_unwind && !o.dwarf_unwind && !o.no_runtime[RUNTIME_PYTHON] && !o.off_cpu && !o.wall &&
 		      !o.min_block_us && !o.rotate && !o.keep && !o.verbose,
 	      "defaults: --unwind auto with Python frames, CPU samples, no rotation");
 	CHECK(o.noutputs == 1 && !o.outputs[0].path && o.outputs[0].format == FORMAT_FOLDED,
@@ -205,7 +211,7 @@ static void test_ids_flags_strings(void)
 		      "ids: -p PID,PID -p PID appended, -t TID");
 	options_release(&o);
 	if (parse_ok(&o, ARGV("-U", "-I", "--per-pid", "--no-python", "-v", "-vv", "--btf", "/x")))
-		CHECK(o.user_only && !o.kernel_only && o.idle && o.per_pid && o.no_python &&
+		CHECK(o.user_only && !o.kernel_only && o.idle && o.per_pid && o.no_runtime[RUNTIME_PYTHON] &&
 			      o.verbose == 3 && !strcmp(o.btf, "/x"),
 		      "flags: -U -I --per-pid --no-python; -v counted (3); --btf as given");
 	options_release(&o);
@@ -479,7 +485,7 @@ static void test_settings_sampler(void)
 	if (settings_of(&s, &o, ARGV(NULL), 4096))
 		CHECK(s.kind == PROFILE_CPU && s.frequency == 99 && s.period_ns == 1000000000ULL / 99 &&
 			      !s.trim_only && c->frequency == 99 && c->cpu_samples && !c->off_cpu &&
-			      c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.cfi_unwind && c->bpf.python_frames &&
+			      c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.cfi_unwind && FRAMES_READ(c, RUNTIME_PYTHON) &&
 			      !c->bpf.dwarf_unwind && !c->bpf.include_idle && c->cgroup_fd == 7 &&
 			      c->ring_buffer_bytes == 1024u << 10 && c->unwind_rows == UNWIND_ROWS &&
 			      c->bpf.stack_copy_bytes == 16384 && c->stack_storage_size == 16384 &&
@@ -499,24 +505,24 @@ static void test_settings_sampler(void)
 		      "settings, --wall -p 1: CPU samples and off-CPU time, the process filter");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-K"), 4096))
-		CHECK(!c->bpf.user_stacks && c->bpf.kernel_stacks && !c->bpf.cfi_unwind && !c->bpf.python_frames,
+		CHECK(!c->bpf.user_stacks && c->bpf.kernel_stacks && !c->bpf.cfi_unwind && !FRAMES_READ(c, RUNTIME_PYTHON),
 		      "settings, -K: no user stacks, so no CFI walk and no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--no-python"), 4096))
-		CHECK(c->bpf.cfi_unwind && !c->bpf.python_frames && c->bpf.luajit_frames,
+		CHECK(c->bpf.cfi_unwind && !FRAMES_READ(c, RUNTIME_PYTHON) && FRAMES_READ(c, RUNTIME_LUAJIT),
 		      "settings, --no-python: the CFI walk without Python, with LuaJIT");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--no-lua"), 4096))
-		CHECK(c->bpf.cfi_unwind && c->bpf.python_frames && !c->bpf.luajit_frames,
+		CHECK(c->bpf.cfi_unwind && FRAMES_READ(c, RUNTIME_PYTHON) && !FRAMES_READ(c, RUNTIME_LUAJIT),
 		      "settings, --no-lua: the CFI walk with Python, without LuaJIT");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--no-ruby"), 4096))
-		CHECK(c->bpf.cfi_unwind && c->bpf.python_frames && c->bpf.luajit_frames &&
-			      !c->bpf.ruby_frames,
+		CHECK(c->bpf.cfi_unwind && FRAMES_READ(c, RUNTIME_PYTHON) && FRAMES_READ(c, RUNTIME_LUAJIT) &&
+			      !FRAMES_READ(c, RUNTIME_RUBY),
 		      "settings, --no-ruby: the CFI walk with Python and LuaJIT, without Ruby");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
-		CHECK(!c->bpf.python_frames && !c->bpf.luajit_frames && !c->bpf.ruby_frames,
+		CHECK(!FRAMES_READ(c, RUNTIME_PYTHON) && !FRAMES_READ(c, RUNTIME_LUAJIT) && !FRAMES_READ(c, RUNTIME_RUBY),
 		      "settings, --unwind fp: no interpreter frames (their processes are found by the walk)");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("-U", "-I", "--btf", "/b"), 4096))
@@ -532,7 +538,7 @@ static void test_settings_sampler(void)
 		CHECK(c->ring_buffer_bytes == 8192, "settings: --ring-buffer-size 8 wins over --unwind dwarf's");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--unwind", "fp"), 4096))
-		CHECK(!c->bpf.cfi_unwind && !c->bpf.dwarf_unwind && !c->bpf.python_frames,
+		CHECK(!c->bpf.cfi_unwind && !c->bpf.dwarf_unwind && !FRAMES_READ(c, RUNTIME_PYTHON),
 		      "settings, --unwind fp: frame pointers only, so no Python frames");
 	options_release(&o);
 	if (settings_of(&s, &o, ARGV("--ring-buffer-size", "4"), 65536))

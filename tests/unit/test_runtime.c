@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpfprof/cli.h"
 #include "bpfprof/runtime.h"
 #include "bpfprof/symbolize.h"
 #include "unit.h"
@@ -77,8 +78,10 @@ static uint32_t fake_merge(void *rt, struct profile *p, const struct raw_sample 
 	return n;
 }
 
+static const struct runtime_info fake_info = { .name = "fake", .kind = RUNTIME_KINDS - 1 };
+
 static const struct runtime_ops fake_ops = {
-	.name = "fake",
+	.info = &fake_info,
 	.file_opened = fake_file_opened,
 	.process_maps = fake_process_maps,
 	.merge = fake_merge,
@@ -172,4 +175,34 @@ void test_file_listeners(void)
 	symbolizer_release(&s);
 	snprintf(cmd, sizeof(cmd), "rm -r '%s'", dir);
 	CHECK(system(cmd) == 0, "listeners: the fake /proc removed");
+}
+
+/* The table of runtimes: each id its own, each --no-OPTION an option of the command line. */
+void test_runtime_table(void)
+{
+	const struct cli_option *opts;
+	uint32_t i, j, seen = 0;
+	size_t n, k;
+
+	opts = cli_options(&n);
+	CHECK(runtime_info_count() >= 3, "runtime table: %u runtimes", runtime_info_count());
+	for (i = 0; i < runtime_info_count(); i++) {
+		const struct runtime_info *r = runtime_info_at(i);
+		char name[40];
+		bool found = false;
+
+		CHECK(r->kind < RUNTIME_KINDS && !(seen & 1u << r->kind),
+		      "runtime table: %s's id %u is below RUNTIME_KINDS and its own", r->name, r->kind);
+		seen |= 1u << r->kind;
+		CHECK(runtime_info_of(r->kind) == r, "runtime table: %s found by its id", r->name);
+		for (j = 0; j < i; j++)
+			CHECK(strcmp(runtime_info_at(j)->option, r->option),
+			      "runtime table: --no-%s is one runtime's", r->option);
+		snprintf(name, sizeof(name), "no-%s", r->option);
+		for (k = 0; k < n; k++)
+			found |= !strcmp(opts[k].name, name) && !strcmp(opts[k].help, r->help);
+		CHECK(found, "runtime table: --%s is an option, with its help", name);
+		CHECK(!r->state_label || r->nr_states, "runtime table: %s's label has values", r->name);
+	}
+	CHECK(!runtime_info_of(RUNTIME_KINDS), "runtime table: no runtime past RUNTIME_KINDS");
 }

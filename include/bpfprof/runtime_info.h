@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the rest of bpfprof knows of a runtime: its descriptor, given by its
+ * module (src/runtime/NAME.c) and listed once, in runtime.c's table. The
+ * command line makes its --no-OPTION from it, the writers its frames'
+ * colour and its samples' label, the sampler its BPF maps' names; none of
+ * them names a runtime.
+ */
+#ifndef BPFPROF_RUNTIME_INFO_H
+#define BPFPROF_RUNTIME_INFO_H
+
+#include <stdint.h>
+
+/* One channel of a frame's colour: base + span * the name's hash value number v (0-2). */
+struct runtime_hue {
+	uint8_t base, span, v;
+};
+
+struct runtime_info {
+	const char *name;		/* "python": its module, its BPF maps' prefix (python_files) */
+	uint32_t kind;			/* its id (interp.h): interp_stack.runtime, its stats block */
+	const char *option;		/* --no-OPTION leaves its frames out; the SVG's class */
+	const char *help;		/* --no-OPTION's help */
+	const char *what;		/* its frames in messages: "Python" */
+	struct runtime_hue colour[3];	/* its frames' red, green and blue in the SVG */
+	/* A label its samples carry in pprof (LuaJIT's "lua_vm"), by interp_stack.state; or NULL. */
+	const char *state_label;
+	const char *const *state_names;
+	uint32_t nr_states;
+};
+
+/* Runtimes known, in the table's order. */
+uint32_t runtime_info_count(void);
+const struct runtime_info *runtime_info_at(uint32_t i);
+/* The runtime whose id is kind, or NULL. */
+const struct runtime_info *runtime_info_of(uint32_t kind);
+
+#endif
