@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bpfprof/collect.h"
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/runtime_info.h"
 
 static void reset_cache(struct collector *c);
 
@@ -179,10 +179,12 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 {
 	struct collector *c = ctx;
 	/*
-	 * Kernel and user frames, Python frames in place of the eval calls', a
-	 * [truncated] root; off the CPU, why at the leaf.
+	 * Kernel and user frames, an interpreter's frames in place of the
+	 * native frames that ran them, a [truncated] root; off the CPU, why at
+	 * the leaf.
 	 */
 	uint32_t frames[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + 2], n;
+	const struct runtime_info *r;
 	struct prof_sample s = { 0 };
 	uint64_t count = rs->count;
 	bool cut;
@@ -223,8 +225,11 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.cgroup_id = rs->cgroup_id;
 	s.count = count;
 	s.state = rs->state;
-	if (rs->interp.n && rs->interp.runtime == RUNTIME_LUAJIT && rs->interp.state < LUA_VM_STATE_MAX)
-		s.lua_vm = 1 + rs->interp.state;
+	if (rs->interp.n && (r = runtime_info_of(rs->interp.runtime)) && r->state_label &&
+	    rs->interp.state < r->nr_states) {
+		s.runtime = r->kind;
+		s.runtime_state = 1 + rs->interp.state;
+	}
 	profile_add_sample(c->profile, &s);
 	if (rs->cgroup_id && !profile_cgroup(c->profile, rs->cgroup_id)) {
 		const char *path = cgroups_path(&c->cgroups, rs->cgroup_id);

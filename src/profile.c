@@ -265,7 +265,7 @@ static uint64_t sample_hash(const struct prof_sample *s)
 {
 	uint64_t h = hash_mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
 
-	return hash_mix(hash_mix(h, s->comm), s->cgroup_id ^ (uint64_t)s->lua_vm << 56);
+	return hash_mix(hash_mix(h, s->comm), s->cgroup_id ^ (uint64_t)s->runtime << 48 ^ (uint64_t)s->runtime_state << 56);
 }
 
 static bool sample_eq(const void *owner, const void *key, uint32_t idx)
@@ -273,7 +273,8 @@ static bool sample_eq(const void *owner, const void *key, uint32_t idx)
 	const struct prof_sample *a = &((const struct profile *)owner)->samples[idx], *b = key;
 
 	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
-	       a->comm == b->comm && a->cgroup_id == b->cgroup_id && a->lua_vm == b->lua_vm;
+	       a->comm == b->comm && a->cgroup_id == b->cgroup_id && a->runtime == b->runtime &&
+	       a->runtime_state == b->runtime_state;
 }
 
 void profile_add_sample(struct profile *p, const struct prof_sample *s)
@@ -612,8 +613,7 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 
 		strbuf_addstr(sb, profile_str(p, f->name));
 		/* An interpreter's function with a file (not a C method of Ruby's, say). */
-		if ((loc->kind == FRAME_PYTHON || loc->kind == FRAME_LUA || loc->kind == FRAME_RUBY) &&
-		    f->filename)
+		if (loc->kind >= FRAME_INTERP && f->filename)
 			strbuf_addf(sb, " (%s:%u)", python_short_file(profile_str(p, f->filename)),
 				    f->start_line);
 		return;

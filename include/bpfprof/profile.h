@@ -30,9 +30,12 @@ enum frame_kind {
 	FRAME_KERNEL,
 	FRAME_JIT,
 	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
-	FRAME_PYTHON,		/* a Python function (mapping 0; address made of function and line) */
-	FRAME_LUA,		/* a Lua function (LuaJIT's), made as a Python function's */
-	FRAME_RUBY,		/* a Ruby method or block (CRuby's), made as a Python function's */
+	/*
+	 * An interpreter's function (a Python function, a Ruby method...):
+	 * FRAME_INTERP + its runtime's id (interp.h); mapping 0, its address
+	 * made of function and line.
+	 */
+	FRAME_INTERP,
 };
 
 struct prof_mapping {
@@ -80,7 +83,9 @@ struct prof_sample {
 	uint64_t cgroup_id;
 	uint64_t count;		/* in the profile's unit (profile_kind) */
 	uint8_t state;		/* < PROF_STATES: running (0), or why off the CPU */
-	uint8_t lua_vm;		/* LuaJIT's VM state: 1 + enum lua_vm_state; 0: not LuaJIT's */
+	uint8_t runtime;	/* whose state runtime_state is: a runtime's id */
+	/* 1 + the runtime's state at the sample (its descriptor's state_names); 0: none */
+	uint8_t runtime_state;
 };
 
 /* A cgroup v2 id (the directory's inode) and its path under the cgroup v2 mount. */

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "bpfprof/interp.h"
+
 /* One channel of a frame's colour: base + span * the name's hash value number v (0-2). */
 struct runtime_hue {
 	uint8_t base, span, v;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/runtime_info.h"
 #include "bpfprof/output.h"
 #include "bpfprof/pb.h"
 
@@ -81,10 +81,9 @@ enum {
 	S_WALL,
 	S_STATE,
 	S_STATE_NAMES,		/* thread_state_name() of each enum thread_state, in order */
-	S_LUA_VM = S_STATE_NAMES + PROF_STATES,
-	S_LUA_VM_NAMES,		/* lua_vm_names[], by enum lua_vm_state */
-	S_COMMAND_LINE = S_LUA_VM_NAMES + LUA_VM_STATE_MAX,
-	S_COUNT_OF_EXTRA
+	S_COMMAND_LINE = S_STATE_NAMES + PROF_STATES,
+	/* Then each runtime's label, if it has one, and its values (runtime_strings) */
+	S_RUNTIMES
 };
 
 static const char *const extra_strings[] = {
@@ -99,14 +98,6 @@ static const char *const extra_strings[] = {
 	[S_OFF_CPU] = "off_cpu",
 	[S_WALL] = "wall",
 	[S_STATE] = "state",
-	[S_LUA_VM] = "lua_vm",
-};
-
-/* The label lua_vm's values: what LuaJIT's VM was doing at the sample. */
-static const char *const lua_vm_names[LUA_VM_STATE_MAX] = {
-	[LUA_VM_INTERP] = "interp", [LUA_VM_TRACE] = "trace", [LUA_VM_C] = "c",
-	[LUA_VM_GC] = "gc", [LUA_VM_EXIT] = "exit", [LUA_VM_RECORD] = "record",
-	[LUA_VM_OPT] = "opt", [LUA_VM_ASM] = "asm",
 };
 
 struct pprof_writer {
@@ -116,6 +107,9 @@ struct pprof_writer {
 	uint64_t *ids;		/* scratch for packed location ids */
 	size_t ids_alloc;
 	bool *mapping_complete;	/* every location of the mapping is named */
+	/* Where each runtime's label is among our strings (its values follow); 0: none */
+	uint32_t runtime_label[RUNTIME_KINDS];
+	uint32_t nr_extra;	/* our strings */
 };
 
 static uint64_t extra(const struct pprof_writer *w, int which)
@@ -194,8 +188,9 @@ static void emit_samples(struct pprof_writer *w)
 			add_str_label(w, S_CGROUP, cgroup);
 		if (p->kind != PROFILE_CPU && s->state < PROF_STATES)
 			add_str_label(w, S_STATE, extra(w, S_STATE_NAMES + s->state));
-		if (s->lua_vm && s->lua_vm <= LUA_VM_STATE_MAX)
-			add_str_label(w, S_LUA_VM, extra(w, S_LUA_VM_NAMES + s->lua_vm - 1));
+		if (s->runtime_state && s->runtime < RUNTIME_KINDS && w->runtime_label[s->runtime])
+			add_str_label(w, w->runtime_label[s->runtime],
+				      extra(w, w->runtime_label[s->runtime] + s->runtime_state));
 		emit(w, PROFILE_SAMPLE);
 	}
 }
@@ -268,6 +263,42 @@ static void emit_functions(struct pprof_writer *w)
 	}
 }
 
+/*
+ * The runtimes' strings after S_RUNTIMES, in the table's order: each one's
+ * label (LuaJIT's "lua_vm") and its values, for a runtime that has one.
+ * runtime_string(i): the i-th; runtime_strings(w): where each label is.
+ */
+static const char *runtime_string(uint32_t i)
+{
+	uint32_t k;
+
+	for (k = 0; k < runtime_info_count(); k++) {
+		const struct runtime_info *r = runtime_info_at(k);
+
+		if (!r->state_label)
+			continue;
+		if (i <= r->nr_states)
+			return i ? r->state_names[i - 1] : r->state_label;
+		i -= 1 + r->nr_states;
+	}
+	return "";
+}
+
+static void runtime_strings(struct pprof_writer *w)
+{
+	uint32_t k;
+
+	w->nr_extra = S_RUNTIMES;
+	for (k = 0; k < runtime_info_count(); k++) {
+		const struct runtime_info *r = runtime_info_at(k);
+
+		if (!r->state_label || r->kind >= RUNTIME_KINDS)
+			continue;
+		w->runtime_label[r->kind] = w->nr_extra;
+		w->nr_extra += 1 + r->nr_states;
+	}
+}
+
 /* The string table: one field per string, in id order. */
 static void emit_strings(struct pprof_writer *w)
 {
@@ -279,12 +310,12 @@ static void emit_strings(struct pprof_writer *w)
 		pb_string(&w->field, PROFILE_STRING_TABLE, profile_str(p, i));
 		pb_gzip_write(&w->gz, &w->field);
 	}
-	for (i = 0; i < S_COUNT_OF_EXTRA; i++) {
+	for (i = 0; i < w->nr_extra; i++) {
 		pb_reset(&w->field);
 		pb_string(&w->field, PROFILE_STRING_TABLE,
 			  i == S_COMMAND_LINE ? (p->command_line ? p->command_line : "")
-			  : i >= S_LUA_VM_NAMES ? lua_vm_names[i - S_LUA_VM_NAMES]
-			  : i >= S_STATE_NAMES && i < S_LUA_VM ? thread_state_name(i - S_STATE_NAMES)
+			  : i >= S_RUNTIMES ? runtime_string(i - S_RUNTIMES)
+			  : i >= S_STATE_NAMES ? thread_state_name(i - S_STATE_NAMES)
 			  : extra_strings[i]);
 		pb_gzip_write(&w->gz, &w->field);
 	}
@@ -333,6 +364,7 @@ int write_pprof(FILE *out, const struct profile *p, const struct write_options *
 	if ((err = pb_gzip_open(&w.gz, out)))
 		return err;
 	w.mapping_complete = complete_mappings(p);
+	runtime_strings(&w);
 	emit_header(&w);
 	emit_samples(&w);
 	emit_mappings(&w);

@@ -23,6 +23,7 @@
 
 #include "bpfprof/intern.h"
 #include "bpfprof/output.h"
+#include "bpfprof/runtime_info.h"
 #include "svg_script.h"
 
 #define WIDTH		1200	/* px, as flamegraph.pl */
@@ -44,9 +45,7 @@ enum svg_kind {
 	K_JIT,
 	K_INLINE,
 	K_SPECIAL,
-	K_PYTHON,
-	K_LUA,
-	K_RUBY,
+	K_INTERP,		/* + a runtime's id: an interpreter's function */
 };
 
 static const char *const kind_names[] = {
@@ -57,10 +56,18 @@ static const char *const kind_names[] = {
 	[K_JIT] = "jit",
 	[K_INLINE] = "inline",
 	[K_SPECIAL] = "special",
-	[K_PYTHON] = "python",
-	[K_LUA] = "lua",
-	[K_RUBY] = "ruby",
 };
+
+/* A frame's class in the SVG: its kind's, or an interpreter's runtime's (--no-OPTION's name). */
+static const char *kind_name(uint32_t kind)
+{
+	const struct runtime_info *r;
+
+	if (kind < K_INTERP)
+		return kind_names[kind];
+	r = runtime_info_of(kind - K_INTERP);
+	return r ? r->option : "interp";
+}
 
 struct node {
 	uint64_t count;		/* inclusive samples */
@@ -222,17 +229,27 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
 /*
  * flamegraph.pl's conventions: user code in warm hues picked by a hash of
  * the name, so a function keeps its colour from graph to graph; the kernel
- * a paler orange, JIT code green, inlined functions aqua, Python functions
- * blue, Lua functions violet, Ruby methods rose, what bpfprof made up grey.
+ * a paler orange, JIT code green, inlined functions aqua, an interpreter's
+ * functions in its runtime's colour (Python's blue, Lua's violet, Ruby's
+ * rose), what bpfprof made up grey.
  */
-static void frame_colour(const char *name, enum svg_kind kind, char out[8])
+static void frame_colour(const char *name, uint32_t kind, char out[8])
 {
 	uint64_t h = hash_bytes(name, strlen(name), 0x666c616d65ULL);
 	double v1 = (h & 0xffff) / 65535.0;
 	double v2 = (h >> 16 & 0xffff) / 65535.0;
 	double v3 = (h >> 32 & 0xffff) / 65535.0;
+	const double v[3] = { v1, v2, v3 };
+	const struct runtime_info *rt;
 	unsigned r, g, b;
 
+	if (kind >= K_INTERP && (rt = runtime_info_of(kind - K_INTERP))) {
+		r = rt->colour[0].base + rt->colour[0].span * v[rt->colour[0].v % 3];
+		g = rt->colour[1].base + rt->colour[1].span * v[rt->colour[1].v % 3];
+		b = rt->colour[2].base + rt->colour[2].span * v[rt->colour[2].v % 3];
+		snprintf(out, 8, "#%02x%02x%02x", r, g, b);
+		return;
+	}
 	switch (kind) {
 	case K_KERNEL:
 		r = 225 + 30 * v1;
@@ -251,22 +268,6 @@ static void frame_colour(const char *name, enum svg_kind kind, char out[8])
 		break;
 	case K_SPECIAL:
 		r = g = b = 170 + 40 * v1;
-		break;
-	case K_PYTHON:
-		r = 70 + 70 * v1;
-		g = 110 + 70 * v1;
-		b = 205 + 50 * v2;
-		break;
-	case K_LUA:
-		r = 150 + 50 * v1;
-		g = 90 + 50 * v2;
-		b = 200 + 55 * v1;
-		break;
-	case K_RUBY:
-		/* Rose: Ruby's red, kept apart from the native reds by its blue. */
-		r = 215 + 40 * v1;
-		g = 80 + 50 * v2;
-		b = 140 + 50 * v2;
 		break;
 	default:
 		r = 205 + 50 * v3;
@@ -379,16 +380,11 @@ static const struct loc_frame *loc_frames(struct graph *g, uint32_t loc, uint32_
 	case FRAME_SPECIAL:
 		kind = K_SPECIAL;
 		break;
-	case FRAME_PYTHON:
-		kind = K_PYTHON;
-		break;
-	case FRAME_LUA:
-		kind = K_LUA;
-		break;
-	case FRAME_RUBY:
-		kind = K_RUBY;
-		break;
 	default:
+		if (l->kind >= FRAME_INTERP) {
+			kind = K_INTERP + (l->kind - FRAME_INTERP);
+			break;
+		}
 		/* An address in no mapping is "[unknown]": nothing to tell, grey. */
 		kind = !l->nlines && !l->label &&
 		       (!l->mapping || !g->p->mappings[l->mapping].file) ? K_SPECIAL : K_USER;
@@ -595,7 +591,7 @@ static void write_frame(FILE *out, struct graph *g, const struct node *n, double
 	else
 		frame_colour(name, n->kind, fill);
 	strbuf_reset(sb);
-	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_names[n->kind]);
+	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_name(n->kind));
 	add_xml(sb, name, strlen(name));
 	strbuf_addf(sb, " (%llu %s, %.2f%%", (unsigned long long)n->count,
 		    g->p->kind == PROFILE_OFF_CPU ? "us" : n->count == 1 ? "sample" : "samples", share);

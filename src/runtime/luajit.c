@@ -397,7 +397,7 @@ static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
 	address = LUA_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
 	loc = profile_location_find(p, 0, address);
 	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_LUA, &line, 1);
+		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_LUAJIT, &line, 1);
 	return loc;
 }
 

@@ -297,7 +297,7 @@ static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 	address = PY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
 	loc = profile_location_find(p, 0, address);
 	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_PYTHON, &line, 1);
+		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_PYTHON, &line, 1);
 	return loc;
 }
 

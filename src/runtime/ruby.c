@@ -685,7 +685,7 @@ static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, cons
 	address = RUBY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
 	loc = profile_location_find(p, 0, address);
 	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_RUBY, &line, 1);
+		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_RUBY, &line, 1);
 	return loc;
 }
 

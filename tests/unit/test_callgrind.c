@@ -575,7 +575,7 @@ static void test_no_line(void)
 	f[0] = named(&p, um, 0x1200, FRAME_USER, "leaf", "/src/leaf.c", 30);
 	run.function = profile_function_at(&p, profile_string(&p, "run"), 0,
 					   profile_string(&p, "/src/job.py"), 12);
-	f[1] = profile_location_add(&p, um, 0x1300, FRAME_PYTHON, &run, 1);
+	f[1] = profile_location_add(&p, um, 0x1300, FRAME_INTERP, &run, 1);
 	f[2] = named(&p, um, 0x1100, FRAME_USER, "main", "/src/main.c", 0);
 	sample(&p, "t", 1, 1, f, 3, 2);
 	sample(&p, "t", 1, 1, f + 2, 1, 1);
