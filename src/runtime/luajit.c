@@ -30,6 +30,7 @@
 #include "bpfprof/luajit_trace.h"
 #include "bpfprof/python_code.h"
 #include "bpfprof/runtime.h"
+#include "bpfprof/runtime_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -401,22 +402,73 @@ static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
 	return loc;
 }
 
-static bool in_vm(const struct profile *p, const struct lj_proc *pp, uint32_t loc)
+static bool in_vm(const struct profile *p, const struct luajit_process *vm, uint32_t loc)
 {
 	const struct prof_location *l = &p->locations[loc];
 
-	return l->kind == FRAME_USER && l->address >= pp->bpf.vm_begin &&
-	       l->address < pp->bpf.vm_end;
+	return l->kind == FRAME_USER && l->address >= vm->vm_begin && l->address < vm->vm_end;
+}
+
+uint32_t luajit_merge_frames(struct profile *p, const struct luajit_process *vm, uint32_t state,
+			     const struct interp_frame *lf, uint32_t ln, const struct merge_names *nm,
+			     const uint32_t *frames, uint32_t n, uint32_t *out, uint32_t max,
+			     uint32_t *vms, uint32_t *unmatched)
+{
+	uint32_t m = 0, g = 0, i;
+
+	*vms = *unmatched = 0;
+	for (i = 0; i < n && m < max; i++) {
+		if (g >= ln || !in_vm(p, vm, frames[i])) {
+			out[m++] = frames[i];
+			continue;
+		}
+		if (!(*vms)++) {
+			/*
+			 * The trace the walk stepped over to this VM frame is named by
+			 * its Lua frames: its machine code's own frame goes.
+			 */
+			while (m && runtime_frame_anonymous(p, out[m - 1]))
+				m--;
+			/* What the VM did when not running Lua code: above the Lua frames. */
+			if (state < LUA_VM_STATE_MAX && state_frames[state])
+				out[m++] = profile_special_location(p, state_frames[state]);
+		}
+		/* This VM entry's frames: up to its first, newest first as the stack is. */
+		for (; g < ln && m < max; g++) {
+			if (!(lf[g].instr & LUA_FRAME_CFUNC))
+				out[m++] = nm->locate(nm->ctx, p, lf, g, ln);
+			if (lf[g].instr & INTERP_FRAME_ENTRY) {
+				g++;
+				break;
+			}
+		}
+	}
+	if (!*vms)
+		return m;
+	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
+	*unmatched = ln - g;
+	for (; g < ln && m < max; g++)
+		if (!(lf[g].instr & LUA_FRAME_CFUNC))
+			out[m++] = nm->locate(nm->ctx, p, lf, g, ln);
+	return m;
+}
+
+/* merge_names.locate: a frame of process ctx (a struct lj_proc). */
+static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
+		       uint32_t n)
+{
+	return frame_location(p, ctx, frames, g, n);
 }
 
 static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rl,
 		      uint32_t *frames, uint32_t n, uint32_t max)
 {
 	struct luajit *lj = rt;
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX], m = 0, g = 0, i, vms = 0;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct interp_frame lf[INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
+	struct merge_names nm = { .locate = locate };
 	struct lj_proc *pp;
-	uint32_t ln;
+	uint32_t ln, m, vms, unmatched;
 
 	pthread_mutex_lock(&lj->b.lock);
 	pp = find_proc(lj, tgid);
@@ -427,44 +479,16 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 	ln = untrace(lj, pp, rl->frames, rl->n < INTERP_MAX_FRAMES ? rl->n : INTERP_MAX_FRAMES, lf);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
-	for (i = 0; i < n && m < max; i++) {
-		if (g >= ln || !in_vm(p, pp, frames[i])) {
-			out[m++] = frames[i];
-			continue;
-		}
-		if (!vms++) {
-			/*
-			 * The trace the walk stepped over to this VM frame is named by
-			 * its Lua frames: its machine code's own frame goes.
-			 */
-			while (m && runtime_frame_anonymous(p, out[m - 1]))
-				m--;
-			/* What the VM did when not running Lua code: above the Lua frames. */
-			if (rl->state < LUA_VM_STATE_MAX && state_frames[rl->state])
-				out[m++] = profile_special_location(p, state_frames[rl->state]);
-		}
-		/* This VM entry's frames: up to its first, newest first as the stack is. */
-		for (; g < ln && m < max; g++) {
-			if (!(lf[g].instr & LUA_FRAME_CFUNC))
-				out[m++] = frame_location(p, pp, lf, g, ln);
-			if (lf[g].instr & INTERP_FRAME_ENTRY) {
-				g++;
-				break;
-			}
-		}
-	}
+	nm.ctx = pp;
+	m = luajit_merge_frames(p, &pp->bpf, rl->state, lf, ln, &nm, frames, n, out, max, &vms,
+				&unmatched);
 	if (!vms) {
 		/* No VM on the native stack: the thread runs no Lua now, whatever L says. */
 		lj->stats.no_vm_frame++;
 		pthread_mutex_unlock(&lj->b.lock);
 		return n;
 	}
-	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
-	if (g < ln)
-		lj->stats.unmatched += ln - g;
-	for (; g < ln && m < max; g++)
-		if (!(lf[g].instr & LUA_FRAME_CFUNC))
-			out[m++] = frame_location(p, pp, lf, g, ln);
+	lj->stats.unmatched += unmatched;
 	lj->stats.merged++;
 	pthread_mutex_unlock(&lj->b.lock);
 	memcpy(frames, out, m * sizeof(*out));

@@ -12,6 +12,7 @@
 #include "bpfprof/python_code.h"
 #include "bpfprof/python_offsets.h"
 #include "bpfprof/runtime.h"
+#include "bpfprof/runtime_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -301,47 +302,73 @@ static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 	return loc;
 }
 
-/* Whether location loc is a call of the interpreter's eval loop. */
-static bool is_eval(struct python *py, struct profile *p, uint32_t loc)
+/* The profile's string id of "_PyEval_EvalFrameDefault". */
+static uint32_t eval_name_of(struct python *py, struct profile *p)
 {
-	const struct prof_location *l = &p->locations[loc];
-
 	if (py->names_of != p) {
 		py->names_of = p;
 		py->eval_name = profile_string(p, "_PyEval_EvalFrameDefault");
 	}
-	return l->nlines && l->kind == FRAME_USER &&
-	       p->functions[p->lines[l->first_line + l->nlines - 1].function].name == py->eval_name;
+	return py->eval_name;
 }
 
-uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
-		     const struct raw_interp *rp, uint32_t *frames, uint32_t n, uint32_t max)
+/* Whether location loc is a call of the interpreter's eval loop (function name). */
+static bool is_eval(const struct profile *p, uint32_t name, uint32_t loc)
 {
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m = 0, g = 0, i;
-	const struct py_proc *pp;
+	const struct prof_location *l = &p->locations[loc];
 
-	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
-		return n;
-	/* The namer may be growing this process's code objects: held to the end. */
-	pthread_mutex_lock(&py->b.lock);
-	pp = find_proc(py, tgid);
-	if (max > sizeof(out) / sizeof(out[0]))
-		max = sizeof(out) / sizeof(out[0]);
+	return l->nlines && l->kind == FRAME_USER &&
+	       p->functions[p->lines[l->first_line + l->nlines - 1].function].name == name;
+}
+
+uint32_t python_merge_frames(struct profile *p, uint32_t eval_name, const struct raw_interp *rp,
+			     const struct merge_names *nm, const uint32_t *frames, uint32_t n,
+			     uint32_t *out, uint32_t max, uint32_t *unmatched)
+{
+	uint32_t m = 0, g = 0, i;
+
 	for (i = 0; i < n && m < max; i++) {
-		if (g >= rp->n || !is_eval(py, p, frames[i])) {
+		if (g >= rp->n || !is_eval(p, eval_name, frames[i])) {
 			out[m++] = frames[i];
 			continue;
 		}
 		/* This eval call's frames: up to its first, newest first as the stack is. */
 		do
-			out[m++] = frame_location(p, pp, &rp->frames[g]);
+			out[m++] = nm->locate(nm->ctx, p, rp->frames, g, rp->n);
 		while (!(rp->frames[g++].instr & INTERP_FRAME_ENTRY) && g < rp->n && m < max);
 	}
 	/* Frames whose eval calls the native stack does not show (cut short): at its root. */
-	if (g < rp->n)
-		py->stats.unmatched += rp->n - g;
+	*unmatched = rp->n - g;
 	for (; g < rp->n && m < max; g++)
-		out[m++] = frame_location(p, pp, &rp->frames[g]);
+		out[m++] = nm->locate(nm->ctx, p, rp->frames, g, rp->n);
+	return m;
+}
+
+/* merge_names.locate: a frame of process ctx (a struct py_proc; NULL: not known). */
+static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
+		       uint32_t n)
+{
+	(void)n;
+	return frame_location(p, ctx, &frames[g]);
+}
+
+uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
+		     const struct raw_interp *rp, uint32_t *frames, uint32_t n, uint32_t max)
+{
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m, unmatched, name = 0;
+	struct merge_names nm = { .locate = locate };
+
+	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
+		return n;
+	/* The namer may be growing this process's code objects: held to the end. */
+	pthread_mutex_lock(&py->b.lock);
+	nm.ctx = find_proc(py, tgid);
+	if (max > sizeof(out) / sizeof(out[0]))
+		max = sizeof(out) / sizeof(out[0]);
+	if (n)
+		name = eval_name_of(py, p);
+	m = python_merge_frames(p, name, rp, &nm, frames, n, out, max, &unmatched);
+	py->stats.unmatched += unmatched;
 	py->stats.merged++;
 	pthread_mutex_unlock(&py->b.lock);
 	memcpy(frames, out, m * sizeof(*out));

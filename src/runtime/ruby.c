@@ -24,6 +24,7 @@
 #include "bpfprof/python_code.h"
 #include "bpfprof/ruby_file.h"
 #include "bpfprof/runtime.h"
+#include "bpfprof/runtime_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -700,12 +701,12 @@ static bool in_range(const struct profile *p, uint32_t loc, uint64_t lo, uint64_
  * Frame i is the VM's: vm_exec_core, or YJIT's code (in no file) that
  * rb_vm_exec called, which runs the entry's Ruby frames as the VM would.
  */
-static bool in_vm(const struct profile *p, const struct rb_proc *pp, const uint32_t *frames,
+static bool in_vm(const struct profile *p, const struct ruby_process *vm, const uint32_t *frames,
 		  uint32_t i, uint32_t n)
 {
-	return in_range(p, frames[i], pp->bpf.vm_exec_lo, pp->bpf.vm_exec_hi) ||
+	return in_range(p, frames[i], vm->vm_exec_lo, vm->vm_exec_hi) ||
 	       (i + 1 < n && runtime_frame_anonymous(p, frames[i]) &&
-		in_range(p, frames[i + 1], pp->bpf.vm_entry_lo, pp->bpf.vm_entry_hi));
+		in_range(p, frames[i + 1], vm->vm_entry_lo, vm->vm_entry_hi));
 }
 
 /*
@@ -741,7 +742,7 @@ static uint32_t cfunc_frame(const struct profile *p, const uint32_t *frames, uin
  * frame): at[k - g], or UINT32_MAX to stand with the entry. Newer methods
  * stand nearer the leaf. Returns how many C methods head the entry.
  */
-static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
+static uint32_t place_cfuncs(const struct profile *p, const struct merge_names *nm,
 			     const struct raw_interp *rr, uint32_t g, uint32_t rn,
 			     const uint32_t *frames, uint32_t from, uint32_t to, uint32_t *at)
 {
@@ -749,9 +750,9 @@ static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
 
 	for (k = g; k < rn && (rr->frames[k].instr & RB_FRAME_CFUNC) &&
 		    !(rr->frames[k].instr & INTERP_FRAME_ENTRY); k++) {
-		const struct rb_method *mt = find_method(pp, rr->frames[k].code);
+		uint64_t func = nm->cfunc(nm->ctx, rr->frames[k].code);
 
-		at[k - g] = mt && mt->func ? cfunc_frame(p, frames, from, to, mt->func) : UINT32_MAX;
+		at[k - g] = func ? cfunc_frame(p, frames, from, to, func) : UINT32_MAX;
 		if (at[k - g] != UINT32_MAX)
 			from = at[k - g] + 1;
 	}
@@ -759,12 +760,12 @@ static uint32_t place_cfuncs(const struct profile *p, const struct rb_proc *pp,
 }
 
 /* Ruby frame g into out[*m], "[ruby: gc]" (gc) before the newest when collecting; returns g. */
-static uint32_t put(struct profile *p, const struct rb_proc *pp, const struct raw_interp *rr,
+static uint32_t put(struct profile *p, const struct merge_names *nm, const struct raw_interp *rr,
 		    uint32_t g, uint32_t gc, uint32_t *out, uint32_t *m)
 {
 	if (!g && gc)
 		out[(*m)++] = gc;
-	out[(*m)++] = frame_location(p, pp, &rr->frames[g]);
+	out[(*m)++] = nm->locate(nm->ctx, p, rr->frames, g, rr->n);
 	return g;
 }
 
@@ -788,30 +789,23 @@ static bool vm_helpers(const struct profile *p, const uint32_t *frames, uint32_t
 	return vm_mapping != 0;
 }
 
-static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rr,
-		      uint32_t *frames, uint32_t n, uint32_t max)
+uint32_t ruby_merge_frames(struct profile *p, const struct ruby_process *vm,
+			   const struct raw_interp *rr, const struct merge_names *nm,
+			   const uint32_t *frames, uint32_t n, uint32_t *out, uint32_t max,
+			   uint32_t *vms, uint32_t *unmatched)
 {
-	struct ruby *rb = rt;
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m = 0, g = 0, i, v, vms = 0;
+	uint32_t m = 0, g = 0, i, v;
 	uint32_t rn = rr->n < INTERP_MAX_FRAMES ? rr->n : INTERP_MAX_FRAMES;
 	uint32_t at[INTERP_MAX_FRAMES], heads, first, k, gc, stop;
-	const struct rb_proc *pp;
 
-	pthread_mutex_lock(&rb->b.lock);
-	pp = find_proc(rb, tgid);
-	if (!pp || !pp->known) {
-		pthread_mutex_unlock(&rb->b.lock);
-		return n;
-	}
-	if (max > ARRAY_SIZE(out))
-		max = ARRAY_SIZE(out);
+	*vms = *unmatched = 0;
 	/* Collecting garbage: said above the newest Ruby frame, as the native GC frames are. */
 	gc = rr->state == RB_VM_GC ? profile_special_location(p, "[ruby: gc]") : 0;
 	for (i = 0; i < n && m < max; i = v + 1) {
 		/* The native frames above the next VM frame v, and the C methods among them. */
-		for (v = i; v < n && (g >= rn || !in_vm(p, pp, frames, v, n)); v++)
+		for (v = i; v < n && (g >= rn || !in_vm(p, vm, frames, v, n)); v++)
 			;
-		heads = v < n ? place_cfuncs(p, pp, rr, g, rn, frames, i, v, at) : 0;
+		heads = v < n ? place_cfuncs(p, nm, rr, g, rn, frames, i, v, at) : 0;
 		for (k = 0, stop = UINT32_MAX, first = UINT32_MAX; k < heads; k++)
 			if (at[k] != UINT32_MAX) {
 				first = first == UINT32_MAX ? k : first;
@@ -825,40 +819,79 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 		 */
 		if (stop == UINT32_MAX)
 			stop = v, heads = 0;
-		if (vms && !heads && v < n && vm_helpers(p, frames, i, v))
+		if (*vms && !heads && v < n && vm_helpers(p, frames, i, v))
 			i = v;
 		for (k = 0; k < first && k < heads && m + 1 < max; k++)
-			put(p, pp, rr, g++, gc, out, &m);
+			put(p, nm, rr, g++, gc, out, &m);
 		for (; i < stop && m < max; i++) {
 			out[m++] = frames[i];
 			for (k = 0; k < heads && at[k] != i; k++)
 				;
 			for (; k < heads && (at[k] == i || at[k] == UINT32_MAX) && m + 1 < max; k++)
-				put(p, pp, rr, g++, gc, out, &m);
+				put(p, nm, rr, g++, gc, out, &m);
 		}
 		i = v;
 		if (v >= n || m + 1 >= max)
 			break;
-		vms++;
+		(*vms)++;
 		/* The rest of this entry into the VM's frames, newest first, up to the one it began with. */
 		while (g < rn && m + 1 < max)
-			if (rr->frames[put(p, pp, rr, g++, gc, out, &m)].instr & INTERP_FRAME_ENTRY)
+			if (rr->frames[put(p, nm, rr, g++, gc, out, &m)].instr & INTERP_FRAME_ENTRY)
 				break;
 		/* rb_vm_exec, which entered vm_exec_core: the VM's too. */
-		if (v + 1 < n && in_range(p, frames[v + 1], pp->bpf.vm_entry_lo, pp->bpf.vm_entry_hi))
+		if (v + 1 < n && in_range(p, frames[v + 1], vm->vm_entry_lo, vm->vm_entry_hi))
 			v++;
 	}
+	if (!*vms)
+		return m;
+	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
+	*unmatched = rn - g;
+	for (; g < rn && m < max; g++)
+		out[m++] = nm->locate(nm->ctx, p, rr->frames, g, rr->n);
+	return m;
+}
+
+/* merge_names.locate: a frame of process ctx (a struct rb_proc). */
+static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
+		       uint32_t n)
+{
+	(void)n;
+	return frame_location(p, ctx, &frames[g]);
+}
+
+/* merge_names.cfunc: of process ctx. */
+static uint64_t cfunc(void *ctx, uint64_t me)
+{
+	const struct rb_method *mt = find_method(ctx, me);
+
+	return mt ? mt->func : 0;
+}
+
+static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rr,
+		      uint32_t *frames, uint32_t n, uint32_t max)
+{
+	struct ruby *rb = rt;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m, vms, unmatched;
+	struct merge_names nm = { .locate = locate, .cfunc = cfunc };
+	const struct rb_proc *pp;
+
+	pthread_mutex_lock(&rb->b.lock);
+	pp = find_proc(rb, tgid);
+	if (!pp || !pp->known) {
+		pthread_mutex_unlock(&rb->b.lock);
+		return n;
+	}
+	if (max > ARRAY_SIZE(out))
+		max = ARRAY_SIZE(out);
+	nm.ctx = (void *)pp;
+	m = ruby_merge_frames(p, &pp->bpf, rr, &nm, frames, n, out, max, &vms, &unmatched);
 	if (!vms) {
 		/* No VM on the native stack: the thread runs no Ruby now, whatever its context says. */
 		rb->stats.no_vm_frame++;
 		pthread_mutex_unlock(&rb->b.lock);
 		return n;
 	}
-	/* Frames whose VM entries the native stack does not show (cut short): at its root. */
-	if (g < rn)
-		rb->stats.unmatched += rn - g;
-	for (; g < rn && m < max; g++)
-		out[m++] = frame_location(p, pp, &rr->frames[g]);
+	rb->stats.unmatched += unmatched;
 	rb->stats.merged++;
 	pthread_mutex_unlock(&rb->b.lock);
 	memcpy(frames, out, m * sizeof(*out));
