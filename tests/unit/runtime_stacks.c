@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/* Recorded samples made into a profile's locations, for the merge tests (runtime_stacks.h). */
+#include <stdarg.h>
+#include <string.h>
+
+#include "bpfprof/lua_frames.h"
+#include "bpfprof/python_code.h"
+#include "bpfprof/rb_frames.h"
+#include "runtime_stacks.h"
+
+uint32_t rs_mapping(struct profile *p, const char *file, uint64_t start, uint64_t offset,
+		    uint64_t len)
+{
+	struct prof_mapping m = {
+		.start = start, .limit = start + len, .offset = offset,
+		.file = profile_string(p, file), .pid = 4242,
+	};
+
+	return profile_mapping(p, &m);
+}
+
+uint32_t rs_native(struct profile *p, uint32_t mapping, uint64_t address, ...)
+{
+	struct prof_line lines[8];
+	const char *names[8], *name;
+	uint32_t n = 0, i, loc;
+	va_list ap;
+
+	va_start(ap, address);
+	while ((name = va_arg(ap, const char *)) && n < 8)
+		names[n++] = name;
+	va_end(ap);
+	/* Lines are innermost first. */
+	for (i = 0; i < n; i++) {
+		uint32_t s = profile_string(p, names[n - 1 - i]);
+
+		lines[i].function = profile_function(p, s, s, 0);
+		lines[i].line = 0;
+	}
+	loc = profile_location_find(p, mapping, address);
+	if (loc == ITAB_NONE)
+		loc = profile_location_add(p, mapping, address, FRAME_USER, lines, n);
+	return loc;
+}
+
+uint32_t rs_runtime(struct profile *p, enum frame_kind kind, const char *name, const char *file,
+		    uint32_t first, uint32_t line)
+{
+	struct prof_line l = { 0, line };
+	struct strbuf system;
+	uint64_t address;
+	uint32_t loc;
+
+	strbuf_init(&system);
+	if (file)
+		strbuf_addf(&system, "%s (%s:%u)", name, python_short_file(file), first);
+	else
+		strbuf_addstr(&system, name);
+	l.function = profile_function_at(p, profile_string(p, name), profile_string(p, system.buf),
+					 file ? profile_string(p, file) : 0, first);
+	strbuf_release(&system);
+	/* In no mapping, as the runtimes' own: apart from native addresses by the top bits. */
+	address = (uint64_t)(kind == FRAME_INTERP + RUNTIME_PYTHON   ? 4
+			     : kind == FRAME_INTERP + RUNTIME_LUAJIT ? 6
+								      : 5) << 61 |
+		  (uint64_t)l.function << 24 | (line & 0xffffff);
+	loc = profile_location_find(p, 0, address);
+	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, kind, &l, 1);
+}
+
+char *rs_folded(const struct profile *p, const char *comm, const uint32_t *frames, uint32_t n)
+{
+	struct strbuf line;
+	uint32_t i, j, nlines;
+
+	strbuf_init(&line);
+	strbuf_addstr(&line, comm);
+	for (i = n; i-- > 0;) {
+		const struct prof_location *l = &p->locations[frames[i]];
+
+		/* As the folded writer: the outermost line first, inlined ones marked. */
+		nlines = l->nlines ? l->nlines : 1;
+		for (j = nlines; j-- > 0;) {
+			strbuf_addch(&line, ';');
+			profile_frame_name(p, frames[i], j, &line);
+			strbuf_addstr(&line, j + 1 < nlines ? "_[i]" : frame_kind_suffix(l->kind));
+		}
+	}
+	return strbuf_detach(&line);
+}
