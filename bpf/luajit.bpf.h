@@ -721,7 +721,7 @@ __noinline int lua_sample(struct sample_key *key, struct sample_stats *st)
 	return 1;
 }
 
-/* The sample's Lua frames walked and stored; the fallback's cause, or -1 (python_sample's twin). */
+/* The sample's Lua frames walked and stored; the fallback's cause, or -1. */
 __noinline int luajit_sample(struct sample_key *key, __u32 set, struct sample_stats *st)
 {
 	struct lua_walk *w;

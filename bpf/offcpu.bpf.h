@@ -2,15 +2,15 @@
 /*
  * --off-cpu and --wall: where threads wait. At the scheduler's switch, a
  * followed thread leaving the CPU has its stacks recorded as a CPU sample's
- * are (kernel stack id, user stack walked, Python frames) into the active
+ * are (kernel stack id, user stack walked, interpreter frames) into the active
  * set, and its key kept in its task storage; when it comes back, the time
  * it was away is added to that key's count, in nanoseconds, in the kernel.
  *
  * The key's stacks are in the maps of the set that was active when it
  * left. If a drain has read that set since (a block across a drain), they
  * are gone: the block is sent whole through the ring buffer instead, its
- * kernel stack read from the sleeping task, its user and Python frames
- * from the copies its task storage keeps. Task storage goes with the task,
+ * kernel stack read from the sleeping task, its user and interpreter
+ * frames from the copies its task storage keeps. Task storage goes with the task,
  * so a thread that exits while off the CPU leaves nothing behind.
  *
  * Compiled into profile.bpf.c's object: it shares its maps.

@@ -297,7 +297,7 @@ __noinline int ruby_resume(__u32 tgid, __u32 gen, __u64 sp, struct rb_regs *regs
 	return 0;
 }
 
-/* The sample's Ruby frames walked and stored; the fallback's cause, or -1 (python_sample's twin). */
+/* The sample's Ruby frames walked and stored; the fallback's cause, or -1. */
 __noinline int ruby_sample(struct sample_key *key, __u32 set, struct sample_stats *st)
 {
 	struct rb_walk *w;

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The interpreters whose frames are read at a sample, side by side:
- * python.bpf.h, luajit.bpf.h and ruby.bpf.h. A runtime is a header beside them, with a
- * line in each function below: its processes found from the mappings the
- * walk reads, what it needs before the native walk (LuaJIT: where a trace
- * puts the VM's frame), its frames walked where a sample's stacks are
- * (key.bpf.h). A sample is of one process, so of one runtime at most:
- * its frames go in the key's interp_hash, whichever runtime walked them.
+ * The BPF side's table of runtimes: the interpreters whose frames are read
+ * at a sample, side by side (python.bpf.h, luajit.bpf.h, ruby.bpf.h). A
+ * runtime is a header beside them, with a line in each function below:
+ * its processes found from the mappings the walk reads, what it needs
+ * before the native walk (where generated code puts the VM's frame), code
+ * of its own the native walk finds no table row for, its frames walked
+ * where a sample's stacks are (key.bpf.h). A sample is of one process, so
+ * of one runtime at most: its frames go in the key's interp_hash through
+ * interp.bpf.h, whichever runtime walked them. Nothing else in bpf/ names
+ * a runtime.
  */
 #ifndef BPFPROF_RUNTIMES_BPF_H
 #define BPFPROF_RUNTIMES_BPF_H
@@ -34,6 +37,38 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 	jit->below = 0;
 	if (runtime_on(RUNTIME_LUAJIT))
 		lua_before_walk(key, regs, jit, st);
+}
+
+/*
+ * The native walk at sp found no table row for its pc: code a runtime
+ * made (a LuaJIT trace, YJIT's code)? If so, the caller's cfa, return
+ * address and rbp as the runtime knows them, *exact whether ra is a pc
+ * itself rather than a return address.
+ */
+static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid, __u32 gen,
+					       __u64 sp, __u64 *cfa, __u64 *ra, __u64 *bp,
+					       bool *exact)
+{
+	struct rb_regs regs;
+
+	if (jit->vm_sp > sp) {
+		/* A trace's code: on at the VM's C frame, recorded as the VM's (luajit.bpf.h). */
+		*cfa = jit->vm_sp;
+		*ra = jit->vm_pc;
+		jit->vm_sp = 0;
+		jit->below = BELOW_VM_AT;
+		*exact = false;
+		return true;
+	}
+	if (ruby_resume(tgid, gen, sp, &regs)) {
+		/* YJIT's code: on at the rb_vm_exec that ran it, as its tag says (ruby.bpf.h). */
+		*cfa = regs.sp;
+		*ra = regs.pc + 1;
+		*bp = regs.bp;
+		*exact = true;
+		return true;
+	}
+	return false;
 }
 
 /* A global function's result, bounded where the verifier sees it (-1, none, is 3 then). */

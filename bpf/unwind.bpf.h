@@ -383,7 +383,6 @@ static __always_inline long walk_end(struct walk *w, __u32 how)
 static long walk_step(__u32 i, void *unused)
 {
 	struct unwind_row row, *r = &row;
-	struct rb_regs jit_regs;
 	__u64 cfa, ra, bp, sp;
 	struct walked_stack *out;
 	struct walk *w;
@@ -411,22 +410,9 @@ static long walk_step(__u32 i, void *unused)
 		return 0;
 	}
 	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
-	if (rule == ROW_CFA_NONE && w->jit.vm_sp > sp) {
-		/* A trace's code (runtimes.bpf.h): on at the VM's C frame, recorded as the VM's. */
-		cfa = w->jit.vm_sp;
-		ra = w->jit.vm_pc;
-		w->jit.vm_sp = 0;
-		w->jit.below = BELOW_VM_AT;
-		w->pc_exact = false;
-		w->how |= WALK_BY_CFI;
-		goto record;
-	}
-	if (rule == ROW_CFA_NONE && ruby_resume(w->tgid, w->gen, sp, &jit_regs)) {
-		/* YJIT's code: on at the rb_vm_exec that ran it, as its tag says (ruby.bpf.h). */
-		cfa = jit_regs.sp;
-		ra = jit_regs.pc + 1;
-		bp = jit_regs.bp;
-		w->pc_exact = true;
+	if (rule == ROW_CFA_NONE &&
+	    runtime_code_frame(&w->jit, w->tgid, w->gen, sp, &cfa, &ra, &bp, &w->pc_exact)) {
+		/* A runtime's generated code (runtimes.bpf.h): on where its runtime says. */
 		w->how |= WALK_BY_CFI;
 		goto record;
 	}
@@ -519,14 +505,15 @@ static __always_inline bool entry_regs(struct task_struct *task, struct user_reg
 }
 
 /*
- * Below a trace, the walk goes on at the VM's C frame to the C that
- * called the VM: the same frames sample after sample while the thread
+ * Below a runtime's generated code, the walk goes on at its VM's C frame
+ * (runtime_code_frame: BELOW_VM_AT) to the C that called the VM: the
+ * same frames sample after sample while the thread
  * stays in that call. The walk from there is kept per thread
  * (below_vm_walks), with the stack words it read; a later walk from the
  * same VM frame whose words all read the same (one read of the stack they
  * lie in) would find the same frames, so it takes them and ends as that
  * one did. Whether the process's mappings need reading again is left to
- * the frames walked above (the VM's mappings change as LuaJIT makes and
+ * the frames walked above (the VM's mappings change as it makes and
  * frees its machine code).
  */
 #define BELOW_VM_FRAMES 64
