@@ -13,8 +13,10 @@ SPLIT_S=3
 RW=tests/workloads
 TINY=(--max-stacks 2 --stack-storage-size 2)
 
-# ring_check NAME WHAT REGEX: of NAME's samples, >= 95 % carry a frame matching REGEX, and
-# most of them went through the ring buffer (the summary's "saved through the ring buffer").
+# ring_check NAME WHAT REGEX: of NAME's samples, >= 95 % carry a frame matching REGEX, and at
+# least 1,000 went through the ring buffer (the summary's "saved through the ring buffer"): a
+# sixth of the run or more, so the frames could not be kept without the ring's samples keeping
+# theirs. (The few stacks of a JIT's hot traces may fit the tiny maps: some runs count most.)
 ring_check() {
 	local name=$1 what=$2 re=$3 total framed saved
 	total=$(folded_total "$T/$name.folded")
@@ -26,8 +28,8 @@ ring_check() {
 		not_ok "$name: $framed of '$total' samples carry $what frames (rc $RC)"
 		top "$T/$name.folded"; diag "$T/$name.err"
 	fi
-	check "$name: most samples went through the ring buffer ($saved of $total)" \
-		'[ "${total:-0}" -gt 0 ] && within "$(share "${saved:-0}" "$total")" 50 100'
+	check "$name: $saved of $total samples went through the ring buffer (>= 1000)" \
+		'[ "${saved:-0}" -ge 1000 ]'
 	check "$name: the books balance" "! grep -q 'does not add up' '$T/$name.err'"
 }
 
