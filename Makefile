@@ -353,7 +353,8 @@ FUZZ_CFLAGS   = $(filter-out -fsanitize=% -O2,$(CFLAGS)) -O1 $(FUZZ_SAN) -fsanit
 FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dwarf \
 		symbols/dwarf_image symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband \
 		util intern profile output/out_folded output/out_pprof output/pb profile_read \
-		symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets))
+		symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets \
+		runtime/interp_names))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

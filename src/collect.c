@@ -184,7 +184,7 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	 * the leaf.
 	 */
 	uint32_t frames[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + 2], n;
-	const struct runtime_info *r;
+	const struct runtime_info *r = NULL;
 	struct prof_sample s = { 0 };
 	uint64_t count = rs->count;
 	bool cut;
@@ -225,8 +225,9 @@ void collector_add(void *ctx, const struct raw_sample *rs)
 	s.cgroup_id = rs->cgroup_id;
 	s.count = count;
 	s.state = rs->state;
-	if (rs->interp.n && (r = runtime_info_of(rs->interp.runtime)) && r->state_label &&
-	    rs->interp.state < r->nr_states) {
+	if (rs->interp.n && (r = runtime_info_of(rs->interp.runtime)))
+		c->profile->runtimes[r->kind] = r;
+	if (rs->interp.n && r && r->state_label && rs->interp.state < r->nr_states) {
 		s.runtime = r->kind;
 		s.runtime_state = 1 + rs->interp.state;
 	}

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bpfprof/profile.h"
-#include "bpfprof/python_code.h"
+#include "bpfprof/interp_names.h"
 
 void profile_init(struct profile *p)
 {
@@ -614,7 +614,7 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 		strbuf_addstr(sb, profile_str(p, f->name));
 		/* An interpreter's function with a file (not a C method of Ruby's, say). */
 		if (loc->kind >= FRAME_INTERP && f->filename)
-			strbuf_addf(sb, " (%s:%u)", python_short_file(profile_str(p, f->filename)),
+			strbuf_addf(sb, " (%s:%u)", interp_short_file(profile_str(p, f->filename)),
 				    f->start_line);
 		return;
 	}
@@ -642,9 +642,14 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 
 void profile_copy_init(struct profile_copy *c, struct profile *dst, const struct profile *src)
 {
+	uint32_t k;
+
 	memset(c, 0, sizeof(*c));
 	c->src = src;
 	c->dst = dst;
+	for (k = 0; k < RUNTIME_KINDS; k++)
+		if (!dst->runtimes[k])
+			dst->runtimes[k] = src->runtimes[k];
 }
 
 void profile_copy_release(struct profile_copy *c)

@@ -2,7 +2,7 @@
 /*
  * Draining: the program's map set flipped, the old set read and emptied
  * (its counts, the stacks they name: by id in the stack map, by hash in the
- * maps of walked and Python stacks), the statistics summed over CPUs, and
+ * maps of walked and interpreter stacks), the statistics summed over CPUs, and
  * the counts read checked against those the program made.
  */
 #include <errno.h>
@@ -84,38 +84,38 @@ static void keep_walked(struct set_stacks *st, uint64_t hash, const void *value)
 	itab_insert(&st->walked_index, hash, st->nr_walked++);
 }
 
-static bool py_eq(const void *owner, const void *key, uint32_t idx)
+static bool interp_eq(const void *owner, const void *key, uint32_t idx)
 {
-	return ((const struct set_stacks *)owner)->py[idx].hash == *(const uint64_t *)key;
+	return ((const struct set_stacks *)owner)->interp[idx].hash == *(const uint64_t *)key;
 }
 
-/* A Python stack read by read_set(), by its hash; NULL if none. */
-static const struct py_slot *load_python(struct set_stacks *st, uint64_t hash)
+/* A interpreter stack read by read_set(), by its hash; NULL if none. */
+static const struct interp_slot *load_interp(struct set_stacks *st, uint64_t hash)
 {
-	uint32_t idx = itab_find(&st->py_index, hash, py_eq, st, &hash);
+	uint32_t idx = itab_find(&st->interp_index, hash, interp_eq, st, &hash);
 
-	return idx == ITAB_NONE ? NULL : &st->py[idx];
+	return idx == ITAB_NONE ? NULL : &st->interp[idx];
 }
 
-static void keep_python(struct set_stacks *st, uint64_t hash, const void *value)
+static void keep_interp(struct set_stacks *st, uint64_t hash, const void *value)
 {
 	const struct interp_stack *ps = value;
 	uint32_t n = ps->n < INTERP_MAX_FRAMES ? ps->n : INTERP_MAX_FRAMES;
-	struct py_slot *p;
+	struct interp_slot *p;
 
-	if (load_python(st, hash))
+	if (load_interp(st, hash))
 		return;
-	ALLOC_GROW(st->py, st->nr_py + 1, st->py_alloc);
-	p = &st->py[st->nr_py];
-	*p = (struct py_slot){ hash, st->nr_py_frames, n, ps->end, ps->runtime, ps->state };
-	ALLOC_GROW(st->py_frames, st->nr_py_frames + n, st->py_frames_alloc);
-	memcpy(st->py_frames + st->nr_py_frames, ps->frames, n * sizeof(*ps->frames));
-	st->nr_py_frames += n;
-	itab_insert(&st->py_index, hash, st->nr_py++);
+	ALLOC_GROW(st->interp, st->nr_interp + 1, st->interp_alloc);
+	p = &st->interp[st->nr_interp];
+	*p = (struct interp_slot){ hash, st->nr_interp_frames, n, ps->end, ps->runtime, ps->state };
+	ALLOC_GROW(st->interp_frames, st->nr_interp_frames + n, st->interp_frames_alloc);
+	memcpy(st->interp_frames + st->nr_interp_frames, ps->frames, n * sizeof(*ps->frames));
+	st->nr_interp_frames += n;
+	itab_insert(&st->interp_index, hash, st->nr_interp++);
 }
 
 /*
- * Takes every stack out of a map of stacks by hash (walked or Python), in
+ * Takes every stack out of a map of stacks by hash (walked or interpreter), in
  * batches, into the set's table: the program puts a stack there again if
  * it meets it again.
  */
@@ -144,15 +144,15 @@ static int take_stacks(struct sampler *s, unsigned set, int fd, size_t value_siz
 	return 0;
 }
 
-/* The walked and Python stacks of the set's last drain let go, their room kept for the next. */
+/* The walked and interpreter stacks of the set's last drain let go, their room kept for the next. */
 static void empty_hashed(struct set_stacks *st)
 {
 	st->nr_walked = 0;
 	st->nr_walked_ips = 0;
 	itab_clear(&st->walked_index);
-	st->nr_py = 0;
-	st->nr_py_frames = 0;
-	itab_clear(&st->py_index);
+	st->nr_interp = 0;
+	st->nr_interp_frames = 0;
+	itab_clear(&st->interp_index);
 }
 
 static void free_hashed(struct set_stacks *st)
@@ -160,13 +160,13 @@ static void free_hashed(struct set_stacks *st)
 	free(st->walked);
 	free(st->walked_ips);
 	itab_release(&st->walked_index);
-	free(st->py);
-	free(st->py_frames);
-	itab_release(&st->py_index);
+	free(st->interp);
+	free(st->interp_frames);
+	itab_release(&st->interp_index);
 }
 
 /*
- * The set's walked user stacks and Python stacks, all its samples name: the
+ * The set's walked user stacks and interpreter stacks, all its samples name: the
  * program put each in the map as the set was active, and had finished
  * (wait_for_programs) when the map is read. Those of the last drain are let
  * go: kept, they would grow with every new process's stacks (an agent's RSS
@@ -183,7 +183,7 @@ static int read_walked(struct sampler *s, unsigned set)
 	if (!err && s->runtimes_on)
 		err = take_stacks(s, set,
 				  bpf_map__fd(set ? s->skel->maps.interp_stacks1 : s->skel->maps.interp_stacks0),
-				  sizeof(struct interp_stack), keep_python);
+				  sizeof(struct interp_stack), keep_interp);
 	return err;
 }
 
@@ -247,7 +247,7 @@ static int read_set(struct sampler *s, unsigned set)
 		for (i = 0; i < n; i++) {
 			const struct sample_key *k = &s->keys[i];
 			const struct stack_slot *kslot, *uslot;
-			const struct py_slot *py;
+			const struct interp_slot *islot;
 			struct raw_sample rs = { 0 };
 
 			rs.tgid = k->tgid;
@@ -268,12 +268,12 @@ static int read_set(struct sampler *s, unsigned set)
 				rs.ustack.cache_key = k->ustack_hash | 1ull << 63;
 			}
 			rs.walk = k->unwind;
-			if (k->interp_hash && (py = load_python(st, k->interp_hash))) {
-				rs.interp.frames = st->py_frames + py->first;
-				rs.interp.n = py->n;
-				rs.interp.end = py->end;
-				rs.interp.runtime = py->runtime;
-				rs.interp.state = py->state;
+			if (k->interp_hash && (islot = load_interp(st, k->interp_hash))) {
+				rs.interp.frames = st->interp_frames + islot->first;
+				rs.interp.n = islot->n;
+				rs.interp.end = islot->end;
+				rs.interp.runtime = islot->runtime;
+				rs.interp.state = islot->state;
 			}
 			rs.count = s->values[i];
 			rs.state = k->state < STATE_MAX ? k->state : STATE_SLEEPING;

@@ -49,17 +49,17 @@ struct set_stacks {
 	struct itab walked_index;
 	uint64_t *walked_ips;
 	size_t nr_walked_ips, walked_ips_alloc;
-	/* The Python stacks of the set's last drain, by hash, their frames in py_frames. */
-	struct py_slot {
+	/* The interpreter stacks of the set's last drain, by hash, their frames in interp_frames. */
+	struct interp_slot {
 		uint64_t hash;
 		uint32_t first, n;
 		uint8_t end, runtime;
 		uint16_t state;
-	} *py;
-	uint32_t nr_py, py_alloc;
-	struct itab py_index;
-	struct interp_frame *py_frames;
-	size_t nr_py_frames, py_frames_alloc;
+	} *interp;
+	uint32_t nr_interp, interp_alloc;
+	struct itab interp_index;
+	struct interp_frame *interp_frames;
+	size_t nr_interp_frames, interp_frames_alloc;
 	uint32_t epoch;
 	uint32_t known;			/* stacks read in this epoch */
 	bool churning;
@@ -96,7 +96,7 @@ struct sampler {
 	struct sample_key *keys;
 	__u64 *values;
 	__u64 *walk_keys;	/* --unwind auto: a batch of walked stacks, hashes and frames */
-	__u64 *walk_ips;	/* (or of Python stacks) */
+	__u64 *walk_ips;	/* (or of interpreter stacks) */
 
 	/* Accounting. */
 	int nr_cpus;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "bpfprof/lua_frames.h"
-#include "bpfprof/python_code.h"	/* python_read_fn */
+#include "bpfprof/interp_names.h"
 
 /* Bounds on what is read: a prototype's size, a chunk name's bytes, a name's. */
 #define LJ_PROTO_MAX (64u << 20)
@@ -47,7 +47,7 @@ struct lua_proto_info {
  * range, no function header first, debug info outside it, a chunk name
  * that is not a string), -EFAULT etc. when unreadable.
  */
-int luajit_proto_read(python_read_fn *read, void *ctx, uint64_t proto, struct lua_proto_info *out);
+int luajit_proto_read(interp_read_fn *read, void *ctx, uint64_t proto, struct lua_proto_info *out);
 void luajit_proto_release(struct lua_proto_info *p);
 
 /*
@@ -71,7 +71,7 @@ uint32_t luajit_proto_line(const struct lua_proto_info *p, uint32_t pos);
  * anonymous function, a call's result; LUA_NO_PC), -EINVAL for a
  * position out of range, or a negative errno as luajit_proto_read's.
  */
-int luajit_call_name(python_read_fn *read, void *ctx, uint64_t caller_proto, uint32_t pos,
+int luajit_call_name(interp_read_fn *read, void *ctx, uint64_t caller_proto, uint32_t pos,
 		     char **name);
 
 /*

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "bpfprof/lua_frames.h"
-#include "bpfprof/python_code.h"	/* python_read_fn */
+#include "bpfprof/interp_names.h"
 
 /* Frames a trace inlines, at most (LuaJIT's own limit, maxinline depth, is lower). */
 #define LUA_TRACE_INLINED_MAX 16
@@ -45,7 +45,7 @@ struct lua_trace_position {
  * cannot be followed (a function not a constant, a link not a return pc,
  * sizes out of range), -EFAULT etc. when unreadable.
  */
-int luajit_trace_position(python_read_fn *read, void *ctx, uint64_t trace, uint32_t traceno,
+int luajit_trace_position(interp_read_fn *read, void *ctx, uint64_t trace, uint32_t traceno,
 			  uint32_t ofs, uint64_t first_proto, struct lua_trace_position *out);
 
 #endif

@@ -22,8 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpfprof/interp.h"
 #include "bpfprof/intern.h"
 #include "bpfprof/util.h"
+
+struct runtime_info;
 
 enum frame_kind {
 	FRAME_USER,
@@ -141,6 +144,13 @@ struct profile {
 	struct prof_cgroup *cgroups;
 	uint32_t nr_cgroups, cgroups_alloc;
 	struct itab cgroup_index;
+
+	/*
+	 * The runtimes whose frames or states it holds, by id: their
+	 * descriptors (runtime_info.h) tell the writers their frames' colour
+	 * and their samples' label. Set by whoever adds such samples.
+	 */
+	const struct runtime_info *runtimes[RUNTIME_KINDS];
 
 	/* Processes and threads whose samples were folded into PROF_PID_EXITED. */
 	uint64_t exited_pids, exited_tids;

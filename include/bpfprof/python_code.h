@@ -13,10 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpfprof/interp_names.h"
 #include "bpfprof/py_frames.h"
 
-/* Reads len bytes at addr into buf: 0, or a negative errno. */
-typedef int python_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* At most this many code points of a name are read; a line table of at most this many bytes. */
 #define PY_NAME_MAX 1024
@@ -35,7 +34,7 @@ struct py_code_info {
  * filled (release it), or a negative errno (-EINVAL: not a code object,
  * or a string or table that cannot be one; -EFAULT etc.: unreadable).
  */
-int python_code_read(const struct py_offsets *o, uint64_t code_type, python_read_fn *read, void *ctx,
+int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read, void *ctx,
 		     uint64_t code, struct py_code_info *out);
 void python_code_release(struct py_code_info *c);
 
@@ -54,11 +53,5 @@ uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info 
 int python_linetable_line(int frames, const uint8_t *table, size_t len, int firstlineno,
 			  uint64_t addr);
 
-/*
- * A file as a frame shows it: its base name, or for a package's
- * __init__.py and __main__.py its folder's too ("pkg/__init__.py"). A
- * suffix of path.
- */
-const char *python_short_file(const char *path);
 
 #endif

@@ -118,9 +118,5 @@ void runtimes_stats(struct runtimes *rs, struct run_figures *f);
  */
 void runtimes_summarize(const struct sampler_stats *st, const struct run_figures *f);
 
-/* The runtimes (src/runtime/NAME.c). */
-extern const struct runtime_ops python_runtime;
-extern const struct runtime_ops luajit_runtime;
-extern const struct runtime_ops ruby_runtime;
 
 #endif

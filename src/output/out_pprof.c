@@ -264,18 +264,18 @@ static void emit_functions(struct pprof_writer *w)
 }
 
 /*
- * The runtimes' strings after S_RUNTIMES, in the table's order: each one's
+ * The runtimes' strings after S_RUNTIMES, by id (the profile's): each one's
  * label (LuaJIT's "lua_vm") and its values, for a runtime that has one.
  * runtime_string(i): the i-th; runtime_strings(w): where each label is.
  */
-static const char *runtime_string(uint32_t i)
+static const char *runtime_string(const struct profile *p, uint32_t i)
 {
 	uint32_t k;
 
-	for (k = 0; k < runtime_info_count(); k++) {
-		const struct runtime_info *r = runtime_info_at(k);
+	for (k = 0; k < RUNTIME_KINDS; k++) {
+		const struct runtime_info *r = p->runtimes[k];
 
-		if (!r->state_label)
+		if (!r || !r->state_label)
 			continue;
 		if (i <= r->nr_states)
 			return i ? r->state_names[i - 1] : r->state_label;
@@ -289,12 +289,12 @@ static void runtime_strings(struct pprof_writer *w)
 	uint32_t k;
 
 	w->nr_extra = S_RUNTIMES;
-	for (k = 0; k < runtime_info_count(); k++) {
-		const struct runtime_info *r = runtime_info_at(k);
+	for (k = 0; k < RUNTIME_KINDS; k++) {
+		const struct runtime_info *r = w->p->runtimes[k];
 
-		if (!r->state_label || r->kind >= RUNTIME_KINDS)
+		if (!r || !r->state_label)
 			continue;
-		w->runtime_label[r->kind] = w->nr_extra;
+		w->runtime_label[k] = w->nr_extra;
 		w->nr_extra += 1 + r->nr_states;
 	}
 }
@@ -314,7 +314,7 @@ static void emit_strings(struct pprof_writer *w)
 		pb_reset(&w->field);
 		pb_string(&w->field, PROFILE_STRING_TABLE,
 			  i == S_COMMAND_LINE ? (p->command_line ? p->command_line : "")
-			  : i >= S_RUNTIMES ? runtime_string(i - S_RUNTIMES)
+			  : i >= S_RUNTIMES ? runtime_string(p, i - S_RUNTIMES)
 			  : i >= S_STATE_NAMES ? thread_state_name(i - S_STATE_NAMES)
 			  : extra_strings[i]);
 		pb_gzip_write(&w->gz, &w->field);

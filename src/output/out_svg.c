@@ -58,15 +58,19 @@ static const char *const kind_names[] = {
 	[K_SPECIAL] = "special",
 };
 
-/* A frame's class in the SVG: its kind's, or an interpreter's runtime's (--no-OPTION's name). */
-static const char *kind_name(uint32_t kind)
+/* The runtime of a frame of kind (K_INTERP + its id) in p, or NULL. */
+static const struct runtime_info *runtime_of(const struct profile *p, uint32_t kind)
 {
-	const struct runtime_info *r;
+	return kind >= K_INTERP && kind - K_INTERP < RUNTIME_KINDS ? p->runtimes[kind - K_INTERP]
+								    : NULL;
+}
 
-	if (kind < K_INTERP)
-		return kind_names[kind];
-	r = runtime_info_of(kind - K_INTERP);
-	return r ? r->option : "interp";
+/* A frame's class in the SVG: its kind's, or an interpreter's runtime's (--no-OPTION's name). */
+static const char *kind_name(const struct profile *p, uint32_t kind)
+{
+	const struct runtime_info *r = runtime_of(p, kind);
+
+	return kind < K_INTERP ? kind_names[kind] : r ? r->option : "interp";
 }
 
 struct node {
@@ -233,17 +237,17 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
  * functions in its runtime's colour (Python's blue, Lua's violet, Ruby's
  * rose), what bpfprof made up grey.
  */
-static void frame_colour(const char *name, uint32_t kind, char out[8])
+static void frame_colour(const char *name, uint32_t kind, const struct runtime_info *rt,
+			 char out[8])
 {
 	uint64_t h = hash_bytes(name, strlen(name), 0x666c616d65ULL);
 	double v1 = (h & 0xffff) / 65535.0;
 	double v2 = (h >> 16 & 0xffff) / 65535.0;
 	double v3 = (h >> 32 & 0xffff) / 65535.0;
 	const double v[3] = { v1, v2, v3 };
-	const struct runtime_info *rt;
 	unsigned r, g, b;
 
-	if (kind >= K_INTERP && (rt = runtime_info_of(kind - K_INTERP))) {
+	if (rt) {
 		r = rt->colour[0].base + rt->colour[0].span * v[rt->colour[0].v % 3];
 		g = rt->colour[1].base + rt->colour[1].span * v[rt->colour[1].v % 3];
 		b = rt->colour[2].base + rt->colour[2].span * v[rt->colour[2].v % 3];
@@ -589,9 +593,9 @@ static void write_frame(FILE *out, struct graph *g, const struct node *n, double
 	if (g->before)
 		change_colour((share - share_before) / 100, g->max_change, fill);
 	else
-		frame_colour(name, n->kind, fill);
+		frame_colour(name, n->kind, runtime_of(g->p, n->kind), fill);
 	strbuf_reset(sb);
-	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_name(n->kind));
+	strbuf_addf(sb, "<g class=\"%s\"><title>", kind_name(g->p, n->kind));
 	add_xml(sb, name, strlen(name));
 	strbuf_addf(sb, " (%llu %s, %.2f%%", (unsigned long long)n->count,
 		    g->p->kind == PROFILE_OFF_CPU ? "us" : n->count == 1 ? "sample" : "samples", share);

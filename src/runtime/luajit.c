@@ -28,9 +28,9 @@
 #include "bpfprof/luajit_file.h"
 #include "bpfprof/luajit_proto.h"
 #include "bpfprof/luajit_trace.h"
-#include "bpfprof/python_code.h"
+#include "bpfprof/interp_names.h"
 #include "bpfprof/runtime.h"
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/luajit_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -388,7 +388,7 @@ static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
 		return profile_special_location(p, "[lua: function not read]");
 	name = frame_name(pp, frames, i, n, proto);
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "%s (%s:%u)", name, python_short_file(proto->info.file),
+	strbuf_addf(&sb, "%s (%s:%u)", name, interp_short_file(proto->info.file),
 		    proto->info.firstline);
 	line.function = profile_function_at(p, profile_string(p, name), profile_string(p, sb.buf),
 					    profile_string(p, proto->info.file),

@@ -128,7 +128,7 @@ static bool in_tail(const struct proto_head *h, uint64_t addr, uint64_t len)
 	return addr >= h->bc_end && addr <= h->end && len <= h->end - addr;
 }
 
-static int read_head(python_read_fn *read, void *ctx, uint64_t proto, struct proto_head *h)
+static int read_head(interp_read_fn *read, void *ctx, uint64_t proto, struct proto_head *h)
 {
 	uint8_t b[LJ_PROTO_SIZE + 4];
 	uint32_t sizept, ins;
@@ -169,7 +169,7 @@ static int read_head(python_read_fn *read, void *ctx, uint64_t proto, struct pro
 }
 
 /* The bytes of the GCstr at addr, at most max of them, NUL-terminated: 0 or -errno. */
-static int read_str(python_read_fn *read, void *ctx, uint64_t addr, size_t max, char **out,
+static int read_str(interp_read_fn *read, void *ctx, uint64_t addr, size_t max, char **out,
 		    size_t *len)
 {
 	uint8_t head[STR_DATA];
@@ -273,7 +273,7 @@ char *luajit_chunk_file(const char *chunkname, bool builtin)
 	return strbuf_detach(&sb);
 }
 
-int luajit_proto_read(python_read_fn *read, void *ctx, uint64_t proto, struct lua_proto_info *out)
+int luajit_proto_read(interp_read_fn *read, void *ctx, uint64_t proto, struct lua_proto_info *out)
 {
 	struct proto_head h;
 	size_t len;
@@ -335,7 +335,7 @@ uint32_t luajit_proto_line(const struct lua_proto_info *p, uint32_t pos)
 
 /* A call site being named: the caller's header, bytecode up to the site, debug info read once. */
 struct namer {
-	python_read_fn *read;
+	interp_read_fn *read;
 	void *ctx;
 	struct proto_head h;
 	uint32_t *bc;
@@ -541,7 +541,7 @@ restart:
 	return SLOT_NONE;
 }
 
-int luajit_call_name(python_read_fn *read, void *ctx, uint64_t caller_proto, uint32_t pos,
+int luajit_call_name(interp_read_fn *read, void *ctx, uint64_t caller_proto, uint32_t pos,
 		     char **name)
 {
 	struct namer n = { .read = read, .ctx = ctx };

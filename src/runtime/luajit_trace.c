@@ -32,7 +32,7 @@
 #define SLOTS		256		/* a snapshot's slots are bytes */
 
 struct trace {
-	python_read_fn *read;
+	interp_read_fn *read;
 	void *ctx;
 	uint64_t ir;
 	uint32_t nk;
@@ -126,7 +126,7 @@ static uint32_t position(const struct lua_trace_frame *f, uint32_t sizebc, uint6
 	return at >= 1 && at < sizebc ? (uint32_t)at : LUA_NO_PC;
 }
 
-int luajit_trace_position(python_read_fn *read, void *ctx, uint64_t trace, uint32_t traceno,
+int luajit_trace_position(interp_read_fn *read, void *ctx, uint64_t trace, uint32_t traceno,
 			  uint32_t ofs, uint64_t first_proto, struct lua_trace_position *out)
 {
 	uint16_t fn_ref[SLOTS] = { 0 }, link_ref[SLOTS] = { 0 };

@@ -12,7 +12,7 @@
 #include "bpfprof/python_code.h"
 #include "bpfprof/python_offsets.h"
 #include "bpfprof/runtime.h"
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/python_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -286,7 +286,7 @@ static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 		 */
 		strbuf_init(&system);
 		strbuf_addf(&system, "%s (%s:%u)", c->info.qualname,
-			    python_short_file(c->info.filename), c->info.firstlineno);
+			    interp_short_file(c->info.filename), c->info.firstlineno);
 		c->function = 1 + profile_function_at(p, profile_string(p, c->info.qualname),
 						      profile_string(p, system.buf),
 						      profile_string(p, c->info.filename),

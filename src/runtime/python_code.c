@@ -46,7 +46,7 @@ static size_t put_utf8(char *out, uint32_t cp)
 }
 
 /* A compact str object (every str a code object names is one) as UTF-8, cut at PY_NAME_MAX. */
-static int read_str(const struct py_offsets *o, python_read_fn *read, void *ctx, uint64_t addr,
+static int read_str(const struct py_offsets *o, interp_read_fn *read, void *ctx, uint64_t addr,
 		    char **out)
 {
 	uint8_t head[128], *data;
@@ -94,7 +94,7 @@ static int read_str(const struct py_offsets *o, python_read_fn *read, void *ctx,
 }
 
 /* A bytes object's contents, at most PY_LINETABLE_MAX of them. */
-static int read_bytes(const struct py_offsets *o, python_read_fn *read, void *ctx, uint64_t addr,
+static int read_bytes(const struct py_offsets *o, interp_read_fn *read, void *ctx, uint64_t addr,
 		      uint8_t **out, uint32_t *len)
 {
 	uint8_t head[64];
@@ -118,7 +118,7 @@ static int read_bytes(const struct py_offsets *o, python_read_fn *read, void *ct
 	return 0;
 }
 
-int python_code_read(const struct py_offsets *o, uint64_t code_type, python_read_fn *read, void *ctx,
+int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read, void *ctx,
 		     uint64_t code, struct py_code_info *out)
 {
 	uint16_t name = o->code_qualname != PY_NO_MEMBER ? o->code_qualname : o->code_name;
@@ -271,21 +271,3 @@ uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info 
 	return line > 0 ? (uint32_t)line : c->firstlineno;
 }
 
-const char *python_short_file(const char *path)
-{
-	const char *name = strrchr(path, '/'), *dir;
-
-	if (!name)
-		return path;
-	name++;
-	if (strcmp(name, "__init__.py") && strcmp(name, "__main__.py"))
-		return name;
-	/* Back over the slash (or slashes) before name, then over the folder's name. */
-	for (dir = name - 1; dir > path && dir[-1] == '/'; dir--)
-		;
-	if (dir == path)
-		return name;
-	while (dir > path && dir[-1] != '/')
-		dir--;
-	return dir;
-}

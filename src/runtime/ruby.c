@@ -21,10 +21,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpfprof/python_code.h"
+#include "bpfprof/interp_names.h"
 #include "bpfprof/ruby_file.h"
 #include "bpfprof/runtime.h"
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/ruby_merge.h"
 #include "bpfprof/runtime_shared.h"
 #include "bpfprof/util.h"
 
@@ -675,7 +675,7 @@ static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, cons
 		if (!q || !q->ok)
 			return profile_special_location(p, "[ruby: iseq not read]");
 		strbuf_init(&sb);
-		strbuf_addf(&sb, "%s (%s:%u)", q->label, python_short_file(q->file), q->first_lineno);
+		strbuf_addf(&sb, "%s (%s:%u)", q->label, interp_short_file(q->file), q->first_lineno);
 		line.function = profile_function_at(p, profile_string(p, q->label),
 						    profile_string(p, sb.buf), profile_string(p, q->file),
 						    q->first_lineno);

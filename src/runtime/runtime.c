@@ -5,7 +5,12 @@
 #include "bpfprof/runtime.h"
 #include "bpfprof/unwind_tables.h"
 
-/* Every runtime bpfprof knows: adding one is a line here (runtime.h says what else). */
+/*
+ * Every runtime bpfprof knows, its module's descriptor (src/runtime/NAME.c):
+ * adding one is a line here (runtime.h says what else).
+ */
+extern const struct runtime_ops python_runtime, luajit_runtime, ruby_runtime;
+
 static const struct runtime_ops *const runtime_list[] = {
 	&python_runtime,
 	&luajit_runtime,

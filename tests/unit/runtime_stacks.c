@@ -53,7 +53,7 @@ uint32_t rs_runtime(struct profile *p, enum frame_kind kind, const char *name, c
 
 	strbuf_init(&system);
 	if (file)
-		strbuf_addf(&system, "%s (%s:%u)", name, python_short_file(file), first);
+		strbuf_addf(&system, "%s (%s:%u)", name, interp_short_file(file), first);
 	else
 		strbuf_addstr(&system, name);
 	l.function = profile_function_at(p, profile_string(p, name), profile_string(p, system.buf),

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "bpfprof/luajit_trace.h"
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/luajit_merge.h"
 #include "bpfprof/sampler.h"
 #include "runtime_stacks.h"
 #include "unit.h"

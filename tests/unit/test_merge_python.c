@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "bpfprof/python.h"
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/python_merge.h"
+#include "bpfprof/rb_frames.h"
 #include "runtime_stacks.h"
 #include "unit.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpfprof/runtime_merge.h"
+#include "bpfprof/ruby_merge.h"
 #include "bpfprof/sampler.h"
 #include "runtime_stacks.h"
 #include "unit.h"

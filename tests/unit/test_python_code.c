@@ -490,7 +490,7 @@ static void check_short_file(void)
 	size_t i, right = 0;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *got = python_short_file(cases[i][0]);
+		const char *got = interp_short_file(cases[i][0]);
 
 		if (!strcmp(got, cases[i][1]))
 			right++;

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What every runtime's naming shares (src/runtime/interp_names.c): reading
+ * a process's memory through a callback, and how a frame shows its file.
+ * Pure: no I/O but through the callback, never prints.
+ */
+#ifndef BPFPROF_INTERP_NAMES_H
+#define BPFPROF_INTERP_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads len bytes at addr into buf: 0, or a negative errno. */
+typedef int interp_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/*
+ * A file as a frame shows it: its base name, or for a package's
+ * __init__.py and __main__.py its folder's too ("pkg/__init__.py"). A
+ * suffix of path.
+ */
+const char *interp_short_file(const char *path);
+
+#endif
