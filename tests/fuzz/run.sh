@@ -25,12 +25,15 @@ for t in "$@"; do
 	for d in tests/fuzz/corpus/$t tests/fuzz/regressions/$t $f/seeds/$t; do
 		if [ -d "$d" ]; then dirs="$dirs $d"; fi
 	done
+	# libFuzzer cuts inputs to 1 MiB: a larger seed (a runtime's library) would be a broken ELF.
+	# shellcheck disable=SC2086
+	max=$(find $dirs -type f -size +1024k -printf '%s\n' | sort -n | tail -n 1)
 	before=$(ls "$f/crashes/$t" | wc -l)
 	echo "fuzz: $t for $secs s"
 	# shellcheck disable=SC2086
 	"$f/fuzz_$t" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-25}" \
 		-rss_limit_mb="${FUZZ_RSS_MB:-2048}" -artifact_prefix="$f/crashes/$t/" \
-		-print_final_stats=1 ${FUZZ_FLAGS:-} $dirs > "$f/$t.log" 2>&1
+		-print_final_stats=1 ${max:+-max_len=$max} ${FUZZ_FLAGS:-} $dirs > "$f/$t.log" 2>&1
 	rc=$?
 	# -fork=N -ignore_crashes=1 (in FUZZ_FLAGS) goes on after a crash and exits 0.
 	if [ "$(ls "$f/crashes/$t" | wc -l)" != "$before" ] && [ "$rc" = 0 ]; then rc=1; fi

@@ -4,6 +4,8 @@
 # Seeds for the fuzz targets from real files, into DIR/NAME/: small ELF
 # files from the fixtures' sources (GCC and Clang, DWARF 4 and 5,
 # compressed, stripped, split into a debug file) and their CFI sections,
+# the runtimes' libraries found here (LuaJIT, Ruby, Python) and small
+# files exporting what their detectors look for,
 # this machine's /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
 # and side-band records of a real fork and exec (sbcapture, as root).
 #
@@ -15,7 +17,8 @@ CC=${CC:-cc}
 CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
-for t in elf dwarf procmaps kallsyms perfmap sideband cfi python profile; do
+for t in elf dwarf procmaps kallsyms perfmap sideband cfi python profile luajit_file luajit_proto \
+	ruby_file python_offsets; do
 	mkdir -p "$dir/$t"
 done
 
@@ -78,6 +81,36 @@ if command -v node > /dev/null; then
 		rm -f "/tmp/perf-$pid.map"
 	fi
 fi
+
+# The runtimes' detectors: this machine's libraries, and small files that
+# export what each looks for (the rest of the way is the fuzzer's).
+lib=/usr/lib/x86_64-linux-gnu
+for f in $lib/libluajit-5.1.so.2 /usr/bin/luajit; do
+	if [ -f "$f" ]; then cp -L "$f" "$dir/luajit_file/$(basename "$f")"; fi
+done
+for f in $lib/libruby-3.1.so $lib/libruby-3.3.so; do
+	if [ -f "$f" ]; then cp -L "$f" "$dir/ruby_file/$(basename "$f")"; fi
+done
+for f in $lib/libpython3.11.so.1.0 $lib/libpython3.12.so.1.0 $lib/libpython3.13.so.1.0; do
+	if [ -f "$f" ]; then cp -L "$f" "$dir/python_offsets/$(basename "$f")"; fi
+done
+src=$dir/exports.c
+printf '%s\n' 'int luaJIT_setmode(void *L, int i, int m) { return i + m; }' > "$src"
+$CC -Os $small -o "$dir/luajit_file/exports-upstream.so" "$src"
+printf '%s\n' 'int lua_getexdata(void *L) { return 1; }' >> "$src"
+$CC -Os $small -o "$dir/luajit_file/exports-openresty.so" "$src"
+printf '%s\n' 'const int ruby_api_version[3] = { 3, 3, 0 };' '__thread void *ruby_current_ec;' \
+	'void *rb_vm_exec(void *ec) { return ruby_current_ec; }' > "$src"
+$CC -Os $small -o "$dir/ruby_file/exports-3.3.so" "$src"
+for v in 030a 030c 030d; do
+	printf '%s\n' "const unsigned Py_Version = 0x${v}00f0;" 'struct { long r; void *t; } PyCode_Type;' \
+		'struct { char c[8]; unsigned long v, ft, o[120]; }' \
+		"_PyRuntime = { \"xdebugpy\", 0x${v}00f0 };" \
+		'long Py_NewRef(long x) { return x + 1; }' > "$src"
+	$CC -Os $small -o "$dir/python_offsets/exports-$v.so" "$src"
+done
+rm -f "$src"
+# LuaJIT prototypes: the committed ones are built by hand (tests/fuzz/corpus/luajit_proto).
 
 # Side-band records of a real fork, exec and exit.
 "$O/fuzz/sbcapture" "$dir/sideband" || echo "seeds: no side-band records (run as root)" >&2
