@@ -59,7 +59,8 @@ static __always_inline __u32 interp_stack_bytes(const struct interp_stack *stack
 }
 
 /* Keep stack as this CPU's last, under key's hash (only its frames are copied). */
-static __always_inline void interp_keep(const struct sample_key *key, const struct interp_stack *stack)
+static __always_inline void interp_keep(const struct sample_key *key,
+					const struct interp_stack *stack)
 {
 	struct interp_last *last;
 	__u32 zero = 0, size;
@@ -127,7 +128,8 @@ static __always_inline void interp_store(__u32 set, const struct sample_key *key
  * stack this CPU walked last, which is the sample's own while the same
  * program run stores it (a sample's walk and its storing do not sleep).
  */
-static __always_inline void interp_stack_copy(const struct sample_key *key, struct interp_stack *out)
+static __always_inline void interp_stack_copy(const struct sample_key *key,
+					      struct interp_stack *out)
 {
 	struct interp_last *last;
 	__u32 zero = 0, size;

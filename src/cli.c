@@ -161,7 +161,7 @@ static void print_version(void)
 #define IDS(m, n, w)                                                                               \
 	.kind = OPTION_IDS, .field = FIELD(m, uint32_t *), .count_field = FIELD(n, size_t), .what = (w)
 
-/* Every option but the runtimes' (all_options adds them), in --help's order (the man page's too). */
+/* Every option but the runtimes' (all_options adds them), in --help's order (the man page's). */
 static const struct cli_option options_table[] = {
 	{ "frequency", 'F', "HZ", "samples per second per CPU (default 99)",
 	  U32(frequency, 1, 0 /* machine_max */, 99, "a rate in Hz"), .machine_max = max_sample_rate,

@@ -265,7 +265,8 @@ static uint64_t sample_hash(const struct prof_sample *s)
 {
 	uint64_t h = hash_mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
 
-	return hash_mix(hash_mix(h, s->comm), s->cgroup_id ^ (uint64_t)s->runtime << 48 ^ (uint64_t)s->runtime_state << 56);
+	return hash_mix(hash_mix(h, s->comm),
+			s->cgroup_id ^ (uint64_t)s->runtime << 48 ^ (uint64_t)s->runtime_state << 56);
 }
 
 static bool sample_eq(const void *owner, const void *key, uint32_t idx)

@@ -144,7 +144,7 @@ static int take_stacks(struct sampler *s, unsigned set, int fd, size_t value_siz
 	return 0;
 }
 
-/* The walked and interpreter stacks of the set's last drain let go, their room kept for the next. */
+/* The walked and interpreter stacks of the set's last drain let go, their room kept. */
 static void empty_hashed(struct set_stacks *st)
 {
 	st->nr_walked = 0;

@@ -48,7 +48,7 @@ enum interp_walk_end {
 #define RUNTIME_STATS 24
 #define RUNTIME_STAT(kind, i) (STAT_RUNTIME + (kind) * RUNTIME_STATS + (i))
 
-/* A sample's interpreter frames, newest first; stored by a hash of them, as walked native stacks. */
+/* A sample's interpreter frames, newest first; stored by a hash of them, as walked stacks. */
 struct interp_stack {
 	__u32 n;			/* frames */
 	__u8 end;			/* enum interp_walk_end */
@@ -57,7 +57,7 @@ struct interp_stack {
 	struct interp_frame frames[INTERP_MAX_FRAMES];
 };
 
-/* A stack new to the drain, sent at once so that userspace names its frames while the process lives. */
+/* A stack new to the drain, sent at once: userspace names its frames while the process lives. */
 struct interp_notice {
 	__u32 tgid;
 	__u32 gen;			/* the process's generation (sample_key.gen) */

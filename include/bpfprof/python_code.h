@@ -34,8 +34,8 @@ struct py_code_info {
  * filled (release it), or a negative errno (-EINVAL: not a code object,
  * or a string or table that cannot be one; -EFAULT etc.: unreadable).
  */
-int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read, void *ctx,
-		     uint64_t code, struct py_code_info *out);
+int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read,
+		     void *ctx, uint64_t code, struct py_code_info *out);
 void python_code_release(struct py_code_info *c);
 
 /*

@@ -176,7 +176,8 @@ enum stat_index {
 	/* Each runtime's own counters, a block each (interp.h's RUNTIME_STAT) */
 	STAT_RUNTIME,
 	/* --off-cpu, --wall (offcpu.bpf.h): threads leaving the CPU and coming back */
-	STAT_OFF_SWITCHES = STAT_RUNTIME + RUNTIME_KINDS * RUNTIME_STATS,	/* a followed thread left the CPU: its stacks recorded */
+	/* a followed thread left the CPU: its stacks recorded */
+	STAT_OFF_SWITCHES = STAT_RUNTIME + RUNTIME_KINDS * RUNTIME_STATS,
 	STAT_OFF_NO_ROOM,	/* ... but no task storage could be had for it: not followed */
 	STAT_OFF_SHORT,		/* back within --min-block: not counted */
 	STAT_OFF_COUNTED_SET0,	/* blocks counted in counts0 */

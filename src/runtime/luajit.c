@@ -275,7 +275,8 @@ static uint32_t untrace(struct luajit *lj, struct lj_proc *pp, const struct inte
 }
 
 /* A new stack: its prototypes read, and the call sites that name its functions. */
-static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen, const struct interp_stack *st)
+static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen,
+		       const struct interp_stack *st)
 {
 	struct interp_frame frames[INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct lj_proc *pp = get_proc(lj, tgid, gen);
@@ -353,8 +354,8 @@ static const char *const state_frames[LUA_VM_STATE_MAX] = {
 };
 
 /* The name of frames[i]: its caller's call site's, or what the prototype is. */
-static const char *frame_name(const struct lj_proc *pp, const struct interp_frame *frames, uint32_t i,
-			      uint32_t n, const struct lj_proto *p)
+static const char *frame_name(const struct lj_proc *pp, const struct interp_frame *frames,
+			      uint32_t i, uint32_t n, const struct lj_proto *p)
 {
 	const struct lj_call *c;
 

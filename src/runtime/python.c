@@ -49,7 +49,8 @@ struct python {
 	uint32_t eval_name;
 };
 
-static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct interp_stack *st);
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen,
+		       const struct interp_stack *st);
 
 static int on_notice(void *ctx, void *data, size_t size)
 {
@@ -252,7 +253,8 @@ static void name_code(struct python *py, struct py_proc *pp, uint64_t addr, uint
 	itab_insert(&pp->code_index, hash_mix(addr, firstlineno), pp->nr_codes++);
 }
 
-static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen, const struct interp_stack *st)
+static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen,
+		       const struct interp_stack *st)
 {
 	struct py_proc *pp = get_proc(py, tgid, gen);
 	uint32_t i;

@@ -118,8 +118,8 @@ static int read_bytes(const struct py_offsets *o, interp_read_fn *read, void *ct
 	return 0;
 }
 
-int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read, void *ctx,
-		     uint64_t code, struct py_code_info *out)
+int python_code_read(const struct py_offsets *o, uint64_t code_type, interp_read_fn *read,
+		     void *ctx, uint64_t code, struct py_code_info *out)
 {
 	uint16_t name = o->code_qualname != PY_NO_MEMBER ? o->code_qualname : o->code_name;
 	uint8_t head[CODE_HEAD];

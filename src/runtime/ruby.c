@@ -651,7 +651,8 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 #define RUBY_LOCATION (5ull << 61)
 
 /* The profile location of frame f: its iseq's, at its line; or its C method's. */
-static uint32_t frame_location(struct profile *p, const struct rb_proc *pp, const struct interp_frame *f)
+static uint32_t frame_location(struct profile *p, const struct rb_proc *pp,
+			       const struct interp_frame *f)
 {
 	const struct rb_iseq *q;
 	const struct rb_line *l;
