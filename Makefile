@@ -354,7 +354,8 @@ FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dw
 		symbols/dwarf_image symbols/debuginfo procs symbols/kallsyms symbols/perfmap sideband \
 		util intern profile output/out_folded output/out_pprof output/pb profile_read \
 		symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets \
-		runtime/interp_names runtime/luajit_file runtime/luajit_proto runtime/ruby_file))
+		runtime/interp_names runtime/luajit_file runtime/luajit_proto runtime/ruby_file \
+		runtime/runtime_elf))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

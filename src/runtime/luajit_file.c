@@ -21,10 +21,10 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bpfprof/elf.h"
 #include "bpfprof/luajit_file.h"
+#include "bpfprof/runtime_elf.h"
 #include "bpfprof/util.h"
 
 /* What one file may make us read, whatever it claims. */
@@ -32,7 +32,6 @@
 #define MAX_FN_BYTES 4096		/* of an exported function's code */
 #define MAX_VM_BYTES (1u << 20)		/* the VM's code: 16 KB in Debian's builds */
 #define MAX_FFI_CALL_BYTES 0x1000	/* lj_vm_ffi_call: 0xa0 */
-#define MAX_SEGMENTS 16			/* executable PT_LOAD headers */
 #define ENTRY_BYTES 128			/* of lj_vm_resume: DISPATCH is set up within them */
 #define SET_DISPATCH_WITHIN 64		/* bytes of lj_vm_resume's start */
 
@@ -66,10 +65,6 @@ struct fn {
 	uint64_t addr, size;		/* 0: not exported */
 };
 
-struct segment {
-	uint64_t vaddr, offset, filesz;
-};
-
 /* The file as this reader sees it. */
 struct lj_elf {
 	Elf *elf;
@@ -77,8 +72,7 @@ struct lj_elf {
 	const char *path;
 	bool x86_64;
 	struct fn setmode, getexdata, tocfunction, resume, pcall, close;
-	struct segment segs[MAX_SEGMENTS];
-	size_t nsegs;
+	struct runtime_segments segs;	/* the executable ones */
 	Elf_Scn *eh_frame;
 	char build_id[2 * BUILD_ID_MAX + 1];
 };
@@ -98,7 +92,7 @@ static void put_le32(uint8_t *p, uint32_t v)
 
 /* The ELF file: its exports, executable segments, .eh_frame, build ID ------ */
 
-static void note_symbol(struct lj_elf *f, const char *name, const GElf_Sym *s)
+static void note_symbol(void *file, const char *name, const GElf_Sym *s, size_t index)
 {
 	static const struct {
 		const char *name;
@@ -111,9 +105,11 @@ static void note_symbol(struct lj_elf *f, const char *name, const GElf_Sym *s)
 		{ "lua_pcall", offsetof(struct lj_elf, pcall) },
 		{ "lua_close", offsetof(struct lj_elf, close) },
 	};
+	struct lj_elf *f = file;
 	size_t i;
 
-	if (GELF_ST_TYPE(s->st_info) != STT_FUNC)
+	(void)index;
+	if (GELF_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value)
 		return;
 	for (i = 0; i < ARRAY_SIZE(wanted); i++) {
 		if (!strcmp(name, wanted[i].name)) {
@@ -125,33 +121,12 @@ static void note_symbol(struct lj_elf *f, const char *name, const GElf_Sym *s)
 	}
 }
 
-static void read_dynsym(struct lj_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
-{
-	size_t i, n, entsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *d = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
-	Elf_Data *names = elf_section_data(elf_getscn(f->elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
-
-	if (!d || !d->d_buf || !names || !names->d_buf || !entsize)
-		return;
-	n = d->d_size / entsize;
-	for (i = 0; i < n; i++) {
-		const char *s = names->d_buf;
-		GElf_Sym sym;
-
-		if (gelf_getsym(d, i, &sym) && sym.st_value && sym.st_shndx != SHN_UNDEF &&
-		    sym.st_name < names->d_size &&
-		    memchr(s + sym.st_name, '\0', names->d_size - sym.st_name))
-			note_symbol(f, s + sym.st_name, &sym);
-	}
-}
-
 /* The sections and segments this reader uses: 0, or -EINVAL (headers libelf cannot read). */
 static int read_elf(struct lj_elf *f)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, i, n;
+	size_t shstrndx;
 	GElf_Ehdr eh;
-	GElf_Phdr ph;
 
 	if (elf_kind(f->elf) != ELF_K_ELF)
 		return 0;
@@ -166,7 +141,7 @@ static int read_elf(struct lj_elf *f)
 		if (!gelf_getshdr(scn, &sh))
 			return -EINVAL;
 		if (sh.sh_type == SHT_DYNSYM)
-			read_dynsym(f, scn, &sh);
+			runtime_elf_symbols(f->elf, scn, &sh, note_symbol, f);
 		else if (sh.sh_type == SHT_NOTE && !f->build_id[0])
 			elf_note_build_id(scn, f->build_id);
 		else if (sh.sh_type == SHT_PROGBITS && !f->eh_frame &&
@@ -174,40 +149,8 @@ static int read_elf(struct lj_elf *f)
 			 !strcmp(name, ".eh_frame") && !(sh.sh_flags & SHF_COMPRESSED))
 			f->eh_frame = scn;
 	}
-	if (elf_getphdrnum(f->elf, &n))
-		return 0;
-	for (i = 0; i < n && f->nsegs < MAX_SEGMENTS; i++)
-		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    ph.p_filesz && ph.p_vaddr + ph.p_filesz > ph.p_vaddr &&
-		    ph.p_offset <= INT64_MAX - ph.p_filesz)
-			f->segs[f->nsegs++] = (struct segment){ ph.p_vaddr, ph.p_offset,
-								ph.p_filesz };
+	runtime_elf_segments(f->elf, true, &f->segs);
 	return 0;
-}
-
-/* The executable segment holding vaddr, or NULL. */
-static const struct segment *segment_of(const struct lj_elf *f, uint64_t vaddr)
-{
-	size_t i;
-
-	for (i = 0; i < f->nsegs; i++)
-		if (vaddr - f->segs[i].vaddr < f->segs[i].filesz)
-			return &f->segs[i];
-	return NULL;
-}
-
-/* len bytes of code at vaddr: 1; 0 if the file's code does not hold them all; or -errno. */
-static int read_code(const struct lj_elf *f, uint64_t vaddr, void *buf, size_t len)
-{
-	const struct segment *s = segment_of(f, vaddr);
-	ssize_t got;
-
-	if (!s || len > s->filesz - (vaddr - s->vaddr))
-		return 0;
-	got = pread(f->fd, buf, len, s->offset + (vaddr - s->vaddr));
-	if (got < 0)
-		return -errno;
-	return got == (ssize_t)len;
 }
 
 /*
@@ -217,7 +160,7 @@ static int read_code(const struct lj_elf *f, uint64_t vaddr, void *buf, size_t l
  */
 static int fn_code(const struct lj_elf *f, const struct fn *fn, uint8_t *buf)
 {
-	const struct segment *s = segment_of(f, fn->addr);
+	const struct runtime_segment *s = runtime_segment_of(&f->segs, fn->addr);
 	uint64_t len = fn->size && fn->size < MAX_FN_BYTES ? fn->size : MAX_FN_BYTES;
 	int rc;
 
@@ -225,7 +168,7 @@ static int fn_code(const struct lj_elf *f, const struct fn *fn, uint8_t *buf)
 		return 0;
 	if (len > s->filesz - (fn->addr - s->vaddr))
 		len = s->filesz - (fn->addr - s->vaddr);
-	rc = read_code(f, fn->addr, buf, len);
+	rc = runtime_elf_read(&f->segs, f->fd, fn->addr, buf, len);
 	return rc <= 0 ? rc : (int)len;
 }
 
@@ -719,7 +662,7 @@ static bool as_table_says(const struct lj_elf *f, const struct luajit_file *l)
 static int read_layout(const struct lj_elf *f, struct luajit_file *l)
 {
 	uint8_t code[MAX_FN_BYTES], entry[ENTRY_BYTES];
-	const struct segment *seg;
+	const struct runtime_segment *seg;
 	uint64_t begin, end, resume, anchor;
 	uint8_t *vm = NULL;
 	int len, rc;
@@ -734,7 +677,7 @@ static int read_layout(const struct lj_elf *f, struct luajit_file *l)
 	if (!find_vm(f, &begin, &end))
 		return 0;
 	/* Offsets from the code's (vaddr - offset), as the mapping holding it has them. */
-	seg = segment_of(f, begin);
+	seg = runtime_segment_of(&f->segs, begin);
 	if (!seg || end - seg->vaddr > seg->filesz)
 		return unknown(f, "the VM's code is not in one executable segment");
 	l->vm_begin_rel = begin - (seg->vaddr - seg->offset);
@@ -760,7 +703,7 @@ static int read_layout(const struct lj_elf *f, struct luajit_file *l)
 	if (end - resume < ENTRY_BYTES)
 		return unknown(f, "lj_vm_resume at %#llx is the VM's last bytes",
 			       (unsigned long long)resume);
-	if ((rc = read_code(f, resume, entry, sizeof(entry))) <= 0)
+	if ((rc = runtime_elf_read(&f->segs, f->fd, resume, entry, sizeof(entry))) <= 0)
 		return rc;
 	if (!(l->dispatch_to_g = dispatch_to_g(entry, sizeof(entry))))
 		return unknown(f, "lj_vm_resume at %#llx sets no DISPATCH it confirms",
@@ -768,7 +711,7 @@ static int read_layout(const struct lj_elf *f, struct luajit_file *l)
 
 	/* The VM itself reads J->trace and writes g->jit_base where these say. */
 	vm = xmalloc(end - begin);
-	if ((rc = read_code(f, begin, vm, end - begin)) > 0 &&
+	if ((rc = runtime_elf_read(&f->segs, f->fd, begin, vm, end - begin)) > 0 &&
 	    (!r14_moves(vm, end - begin, 0x8b, l->g_j + LJ_J_TRACE - l->dispatch_to_g) ||
 	     !r14_moves(vm, end - begin, 0x89, LJ_G_JIT_BASE - l->dispatch_to_g)))
 		rc = unknown(f, "the VM reads no J->trace at DISPATCH - %#x + %#x, or writes no "

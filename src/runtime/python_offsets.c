@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bpfprof/elf.h"
 #include "bpfprof/python_offsets.h"
+#include "bpfprof/runtime_elf.h"
 
 #define NONE PY_NO_MEMBER
 
@@ -90,30 +90,14 @@ struct interp_file {
 	char soname[64];
 };
 
-/* A section's bytes, uncompressed, within max; NULL if none. */
-static Elf_Data *section_data(Elf_Scn *scn, uint64_t max)
+static void note_symbol(void *file, const char *name, const GElf_Sym *s, size_t index)
 {
-	GElf_Shdr sh;
-
-	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED))
-		return NULL;
-	return elf_section_data(scn, max);
-}
-
-/* The string at off in a string table's data, or NULL if it does not end inside. */
-static const char *string_at(const Elf_Data *d, uint64_t off)
-{
-	const char *s = d->d_buf;
-
-	if (!s || off >= d->d_size || !memchr(s + off, '\0', d->d_size - off))
-		return NULL;
-	return s + off;
-}
-
-static void note_symbol(struct interp_file *f, const char *name, const GElf_Sym *s)
-{
+	struct interp_file *f = file;
 	int type = GELF_ST_TYPE(s->st_info);
 
+	(void)index;
+	if (!s->st_value)
+		return;
 	if (type == STT_OBJECT && !strcmp(name, "_PyRuntime"))
 		f->runtime = s->st_value;
 	else if (type == STT_OBJECT && !strcmp(name, "PyCode_Type"))
@@ -126,31 +110,12 @@ static void note_symbol(struct interp_file *f, const char *name, const GElf_Sym 
 		f->trace_refs = true;
 }
 
-/* The symbols of one table (.dynsym or .symtab) bpfprof looks for. */
-static void read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct interp_file *f)
-{
-	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *d = section_data(scn, ELF_MAX_SYMTAB_BYTES);
-	Elf_Data *names = section_data(elf_getscn(elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
-
-	if (!d || !names || !entsize)
-		return;
-	n = d->d_size / entsize;
-	for (i = 0; i < n; i++) {
-		GElf_Sym s;
-		const char *name;
-
-		if (gelf_getsym(d, i, &s) && s.st_value && s.st_shndx != SHN_UNDEF &&
-		    (name = string_at(names, s.st_name)))
-			note_symbol(f, name, &s);
-	}
-}
-
 static void read_soname(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct interp_file *f)
 {
 	size_t i, n, entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
-	Elf_Data *d = section_data(scn, 1 << 20);
-	Elf_Data *names = section_data(elf_getscn(elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
+	Elf_Data *d = runtime_elf_section_data(scn, 1 << 20);
+	Elf_Data *names = runtime_elf_section_data(elf_getscn(elf, sh->sh_link),
+						   ELF_MAX_STRTAB_BYTES);
 	GElf_Dyn dyn;
 	const char *s;
 
@@ -159,7 +124,7 @@ static void read_soname(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct inte
 	n = d->d_size / entsize;
 	for (i = 0; i < n; i++)
 		if (gelf_getdyn(d, i, &dyn) && dyn.d_tag == DT_SONAME &&
-		    (s = string_at(names, dyn.d_un.d_val)))
+		    (s = runtime_elf_string(names, dyn.d_un.d_val)))
 			snprintf(f->soname, sizeof(f->soname), "%s", s);
 }
 
@@ -173,51 +138,9 @@ static int read_sections(Elf *elf, Elf64_Word type, struct interp_file *f)
 		if (!gelf_getshdr(scn, &sh))
 			return -EINVAL;
 		if (sh.sh_type == type)
-			read_symbols(elf, scn, &sh, f);
+			runtime_elf_symbols(elf, scn, &sh, note_symbol, f);
 		else if (sh.sh_type == SHT_DYNAMIC && type == SHT_DYNSYM)
 			read_soname(elf, scn, &sh, f);
-	}
-	return 0;
-}
-
-/* The executable segment's vaddr - offset; false if the file has none. */
-static bool text_bias(Elf *elf, uint64_t *bias)
-{
-	size_t i, n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return false;
-	for (i = 0; i < n && i < ELF_MAX_SEGMENTS; i++) {
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-			*bias = ph.p_vaddr - ph.p_offset;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Bytes at vaddr from the file's initialized data: 1, 0 if not all there, or -errno. */
-static int read_vaddr(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
-{
-	size_t i, n;
-	GElf_Phdr ph;
-	uint64_t in;
-	ssize_t got;
-
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (i = 0; i < n && i < ELF_MAX_SEGMENTS; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr)
-			continue;
-		in = vaddr - ph.p_vaddr;
-		/* Written so that no sum wraps, whatever the headers and symbols say. */
-		if (in > ph.p_filesz || len > ph.p_filesz - in || ph.p_offset > INT64_MAX - in)
-			continue;
-		got = pread(fd, buf, len, ph.p_offset + in);
-		if (got < 0)
-			return -errno;
-		return got == (ssize_t)len;
 	}
 	return 0;
 }
@@ -256,15 +179,15 @@ static const char *base_name(const char *path)
  * else 3.10 if it exports Py_NewRef (new in 3.10), else the name's; 0 if
  * nothing says.
  */
-static int file_version(Elf *elf, int fd, const char *path, const struct interp_file *f,
-			unsigned *version)
+static int file_version(const struct runtime_segments *segs, int fd, const char *path,
+			const struct interp_file *f, unsigned *version)
 {
 	uint8_t v[4];
 	int rc;
 
 	*version = 0;
 	if (f->py_version) {
-		if ((rc = read_vaddr(elf, fd, f->py_version, v, sizeof(v))) < 0)
+		if ((rc = runtime_elf_read(segs, fd, f->py_version, v, sizeof(v))) < 0)
 			return rc;
 		if (rc)
 			*version = f->msb ? v[0] << 8 | v[1] : v[3] << 8 | v[2];
@@ -352,11 +275,12 @@ static bool take_naming(struct py_offsets *o, const struct debug_offsets_313 *d)
  * to it (utf8_length, utf8). 1; 0 if the file's are not 3.13's of a
  * build with the GIL, or not sane (o then partly written); or -errno.
  */
-static int published_offsets(Elf *elf, int fd, uint64_t runtime, struct py_offsets *o)
+static int published_offsets(const struct runtime_segments *segs, int fd, uint64_t runtime,
+			     struct py_offsets *o)
 {
 	unsigned compact = o->unicode_compact_data - o->unicode_ascii_data;
 	struct debug_offsets_313 d;
-	int rc = read_vaddr(elf, fd, runtime, &d, sizeof(d));
+	int rc = runtime_elf_read(segs, fd, runtime, &d, sizeof(d));
 
 	if (rc <= 0)
 		return rc;
@@ -390,8 +314,8 @@ static bool readable(const struct py_offsets *o)
  * file publishes it), or none (frames PY_FRAMES_NONE) for a version or a
  * build bpfprof cannot read. 0 or -errno.
  */
-static int file_offsets(Elf *elf, int fd, const struct interp_file *f, unsigned version,
-			struct py_offsets *o)
+static int file_offsets(const struct runtime_segments *segs, int fd, const struct interp_file *f,
+			unsigned version, struct py_offsets *o)
 {
 	const struct py_offsets *known = python_offsets_known(version);
 	int rc = 1;
@@ -401,7 +325,7 @@ static int file_offsets(Elf *elf, int fd, const struct interp_file *f, unsigned 
 		goto none;
 	*o = *known;
 	if (version == 0x030d)
-		rc = published_offsets(elf, fd, f->runtime, o);
+		rc = published_offsets(segs, fd, f->runtime, o);
 	if (rc < 0)
 		return rc;
 	if (rc && readable(o))
@@ -440,6 +364,8 @@ static int read_file(Elf *elf, const char *path, struct interp_file *f)
 int python_file_identify(int fd, const char *path, struct python_file *out)
 {
 	struct interp_file f = { 0 };
+	struct runtime_segments segs;
+	const struct runtime_segment *code;
 	unsigned version;
 	Elf *elf;
 	int err;
@@ -448,10 +374,14 @@ int python_file_identify(int fd, const char *path, struct python_file *out)
 	if (!(elf = elf_open_fd(fd)))
 		return 0;
 	err = read_file(elf, path, &f);
-	if (err || !f.runtime || !text_bias(elf, &f.text_bias))
+	if (err || !f.runtime)
 		goto out;
-	if ((err = file_version(elf, fd, path, &f, &version)) ||
-	    (err = file_offsets(elf, fd, &f, version, &out->off)))
+	runtime_elf_segments(elf, false, &segs);
+	if (!(code = runtime_code_segment(&segs)))
+		goto out;
+	f.text_bias = code->vaddr - code->offset;
+	if ((err = file_version(&segs, fd, path, &f, &version)) ||
+	    (err = file_offsets(&segs, fd, &f, version, &out->off)))
 		goto out;
 	out->off.version = version;
 	out->runtime_rel = f.runtime - f.text_bias;

@@ -4,10 +4,10 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bpfprof/elf.h"
 #include "bpfprof/ruby_file.h"
+#include "bpfprof/runtime_elf.h"
 #include "bpfprof/util.h"
 
 /*
@@ -61,7 +61,6 @@ const struct ruby_names *ruby_names_of(unsigned version)
 
 #define R_DTPMOD64 16		/* R_X86_64_DTPMOD64 */
 #define R_RELATIVE 8		/* R_X86_64_RELATIVE */
-#define MAX_SEGMENTS 16
 
 struct rb_elf {
 	Elf *elf;
@@ -75,11 +74,8 @@ struct rb_elf {
 	uint64_t during_gc;		/* rb_during_gc's */
 	uint64_t vm_ptr;		/* ruby_current_vm_ptr's */
 	Elf_Scn *rela, *eh_frame_hdr;
-	struct segment {
-		uint64_t vaddr, offset, filesz;
-		bool exec;
-	} segs[MAX_SEGMENTS];
-	size_t nsegs;
+	struct runtime_segments segs;
+	bool reading_dynsym;		/* the table read: its indexes are relocations' symbols */
 };
 
 /*
@@ -88,57 +84,45 @@ struct rb_elf {
  * rb_vm_exec and ruby_current_vm_ptr are local), from .symtab if not
  * stripped. A symbol found in .dynsym is not looked for again.
  */
+static void note_symbol(void *file, const char *name, const GElf_Sym *sym, size_t index)
+{
+	struct rb_elf *f = file;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_TLS && !strcmp(name, "ruby_current_ec") &&
+	    !f->has_ec) {
+		f->ec_sym = f->reading_dynsym ? index : 0;
+		f->ec_offset = sym->st_value;
+		f->has_ec = true;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT &&
+		   !strcmp(name, "ruby_api_version") && sym->st_size >= 12 && !f->api_version) {
+		f->api_version = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec") &&
+		   !f->vm_exec) {
+		f->vm_exec = sym->st_value, f->vm_exec_size = sym->st_size;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_id2str") &&
+		   !f->id2str) {
+		f->id2str = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_during_gc") &&
+		   !f->during_gc) {
+		f->during_gc = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT &&
+		   !strcmp(name, "ruby_current_vm_ptr") && !f->vm_ptr) {
+		f->vm_ptr = sym->st_value;
+	}
+}
+
 static void read_symbols(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 {
-	bool dyn = sh->sh_type == SHT_DYNSYM;
-
-	size_t i, n, entsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *d = elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
-	Elf_Data *names = elf_section_data(elf_getscn(f->elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
-
-	if (!d || !d->d_buf || !names || !names->d_buf || !entsize)
-		return;
-	n = d->d_size / entsize;
-	for (i = 0; i < n; i++) {
-		const char *s = names->d_buf, *name;
-		GElf_Sym sym;
-
-		if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_name >= names->d_size ||
-		    !memchr(s + sym.st_name, '\0', names->d_size - sym.st_name))
-			continue;
-		name = s + sym.st_name;
-		if (GELF_ST_TYPE(sym.st_info) == STT_TLS && !strcmp(name, "ruby_current_ec") &&
-		    !f->has_ec) {
-			f->ec_sym = dyn ? i : 0;
-			f->ec_offset = sym.st_value;
-			f->has_ec = true;
-		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
-			   !strcmp(name, "ruby_api_version") && sym.st_size >= 12 && !f->api_version) {
-			f->api_version = sym.st_value;
-		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_vm_exec") &&
-			   !f->vm_exec) {
-			f->vm_exec = sym.st_value, f->vm_exec_size = sym.st_size;
-		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_id2str") &&
-			   !f->id2str) {
-			f->id2str = sym.st_value;
-		} else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "rb_during_gc") &&
-			   !f->during_gc) {
-			f->during_gc = sym.st_value;
-		} else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
-			   !strcmp(name, "ruby_current_vm_ptr") && !f->vm_ptr) {
-			f->vm_ptr = sym.st_value;
-		}
-	}
+	f->reading_dynsym = sh->sh_type == SHT_DYNSYM;
+	runtime_elf_symbols(f->elf, scn, sh, note_symbol, f);
 }
 
 static int read_elf(struct rb_elf *f)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL;
 	GElf_Shdr symtab_sh;
-	size_t shstrndx, i, n;
+	size_t shstrndx;
 	GElf_Ehdr eh;
-	GElf_Phdr ph;
 
 	if (elf_kind(f->elf) != ELF_K_ELF)
 		return 0;
@@ -164,48 +148,8 @@ static int read_elf(struct rb_elf *f)
 	}
 	if (symtab)
 		read_symbols(f, symtab, &symtab_sh);
-	if (elf_getphdrnum(f->elf, &n))
-		return 0;
-	for (i = 0; i < n && f->nsegs < MAX_SEGMENTS; i++)
-		if (gelf_getphdr(f->elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz &&
-		    ph.p_vaddr + ph.p_filesz > ph.p_vaddr)
-			f->segs[f->nsegs++] = (struct segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
-								ph.p_flags & PF_X };
+	runtime_elf_segments(f->elf, false, &f->segs);
 	return 1;
-}
-
-static const struct segment *segment_of(const struct rb_elf *f, uint64_t vaddr)
-{
-	size_t i;
-
-	for (i = 0; i < f->nsegs; i++)
-		if (vaddr - f->segs[i].vaddr < f->segs[i].filesz)
-			return &f->segs[i];
-	return NULL;
-}
-
-/* The executable segment: what an address is relative to in the mappings (vaddr - offset). */
-static const struct segment *code_segment(const struct rb_elf *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->nsegs; i++)
-		if (f->segs[i].exec)
-			return &f->segs[i];
-	return NULL;
-}
-
-/* len bytes of the file at vaddr: 0, or -errno. */
-static int read_at(const struct rb_elf *f, int fd, uint64_t vaddr, void *buf, size_t len)
-{
-	const struct segment *s = segment_of(f, vaddr);
-
-	ssize_t got;
-
-	if (!s || len > s->filesz - (vaddr - s->vaddr))
-		return -ERANGE;
-	got = pread(fd, buf, len, s->offset + (vaddr - s->vaddr));
-	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
 }
 
 /*
@@ -226,7 +170,8 @@ static uint64_t ec_tls_pair(const struct rb_elf *f, int fd)
 		if (f->ec_sym && GELF_R_SYM(r.r_info) == f->ec_sym)
 			return r.r_offset;
 		if (!f->ec_sym && !GELF_R_SYM(r.r_info) &&
-		    !read_at(f, fd, r.r_offset + 8, &offset, sizeof(offset)) && offset == f->ec_offset)
+		    runtime_elf_read(&f->segs, fd, r.r_offset + 8, &offset, sizeof(offset)) == 1 &&
+		    offset == f->ec_offset)
 			return r.r_offset;
 	}
 	return 0;
@@ -313,7 +258,7 @@ static bool function_bounds(const struct rb_elf *f, int fd, uint64_t vaddr, uint
 			fde_at = sh.sh_addr + s32_at(h + 16 + 8 * i);
 		}
 	}
-	if (best < 0 || read_at(f, fd, fde_at, fde, sizeof(fde)))
+	if (best < 0 || runtime_elf_read(&f->segs, fd, fde_at, fde, sizeof(fde)) != 1)
 		return false;
 	/* length, CIE pointer, then the FDE's start (pcrel) and length */
 	if ((int64_t)(fde_at + 8 + s32_at(fde + 8)) != best)
@@ -337,7 +282,7 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
 	int32_t rel;
 	size_t i;
 
-	if (!f->id2str || read_at(f, fd, f->id2str, code, sizeof(code)))
+	if (!f->id2str || runtime_elf_read(&f->segs, fd, f->id2str, code, sizeof(code)) != 1)
 		return false;
 	for (i = 0; i + 7 <= 16 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
 		;
@@ -349,7 +294,7 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
 	if (i + 5 > sizeof(code))
 		return false;
 	at = f->id2str + i + 5 + s32_at(code + i + 1);
-	if (read_at(f, fd, at, look, sizeof(look)))
+	if (runtime_elf_read(&f->segs, fd, at, look, sizeof(look)) != 1)
 		return false;
 	for (i = 0; i + 6 <= sizeof(look); i++) {
 		uint64_t x, ids;
@@ -384,7 +329,8 @@ static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc)
 	static const uint8_t test_vm[] = { 0x48, 0x85, 0xc0, 0x74 };
 	uint8_t buf[33], *c = buf;
 
-	if (!f->during_gc || !f->vm_ptr || read_at(f, fd, f->during_gc, buf, sizeof(buf)))
+	if (!f->during_gc || !f->vm_ptr ||
+	    runtime_elf_read(&f->segs, fd, f->during_gc, buf, sizeof(buf)) != 1)
 		return false;
 	/*
 	 * mov GOT(%rip),%rax (or lea VAR(%rip),%rax where the variable is
@@ -408,7 +354,7 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 {
 	struct rb_elf f = { .path = path };
 	const struct ruby_layout *l;
-	const struct segment *code;
+	const struct runtime_segment *code;
 	uint64_t tls, first, lo, hi, syms;
 	int32_t version[3];
 	int ret;
@@ -422,14 +368,15 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 		goto out;
 	}
 	ret = 1;
-	if (read_at(&f, fd, f.api_version, version, sizeof(version)) || version[0] < 2 ||
+	if (runtime_elf_read(&f.segs, fd, f.api_version, version, sizeof(version)) != 1 ||
+	    version[0] < 2 ||
 	    version[0] > 9 || version[1] < 0 || version[1] > 99) {
 		debug("ruby: '%s': ruby_api_version not readable", path);
 		goto out;
 	}
 	out->version = version[0] << 8 | version[1];
 	l = ruby_layout_of(version[0], version[1]);
-	code = code_segment(&f);
+	code = runtime_code_segment(&f.segs);
 	tls = ec_tls_pair(&f, fd);
 	first = lowest_instruction(&f);
 	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
