@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-/* What the fuzz targets share: inputs as files and strings, and the folded check. */
+/*
+ * What the fuzz targets share: inputs as files, strings and a process's
+ * memory, checks of what readers return, and the folded check.
+ */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +45,14 @@ int fuzz_memfd(const uint8_t *data, size_t size)
 	return fd;
 }
 
+int fuzz_input_file(const uint8_t *data, size_t size)
+{
+	int fd = fuzz_memfd(data, size);
+
+	FUZZ_CHECK(fd >= 0);
+	return fd;
+}
+
 char *fuzz_cstring(const uint8_t *data, size_t size)
 {
 	char *s = xmalloc(size + 1);
@@ -61,9 +73,30 @@ uint64_t fuzz_take(const uint8_t **data, size_t *size, unsigned bytes)
 	return v;
 }
 
-/* Folded output ----------------------------------------------------------- */
+int fuzz_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct fuzz_memory *m = ctx;
 
-static bool line_has_control(const char *s, size_t len)
+	if (addr < FUZZ_MEMORY_BASE || addr - FUZZ_MEMORY_BASE > m->size ||
+	    len > m->size - (addr - FUZZ_MEMORY_BASE))
+		return -EFAULT;
+	memcpy(buf, m->data + (addr - FUZZ_MEMORY_BASE), len);
+	return 0;
+}
+
+/* What readers return ------------------------------------------------------ */
+
+bool fuzz_all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+bool fuzz_has_control(const char *s, size_t len)
 {
 	size_t i;
 
@@ -72,6 +105,38 @@ static bool line_has_control(const char *s, size_t len)
 			return true;
 	return false;
 }
+
+bool fuzz_clean_text(const char *str)
+{
+	const uint8_t *s = (const uint8_t *)str;
+	unsigned len, i;
+	uint32_t cp;
+
+	if (fuzz_has_control(str, strlen(str)))
+		return false;
+	while (*s) {
+		if (*s < 0x80) {
+			s++;
+			continue;
+		}
+		if (*s < 0xc2 || *s > 0xf4)
+			return false;
+		len = *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : 4;
+		cp = *s & (0x7f >> len);
+		for (i = 1; i < len; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += len;
+	}
+	return true;
+}
+
+/* Folded output ----------------------------------------------------------- */
 
 static int bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -94,7 +159,7 @@ const char *fuzz_folded_problem(const char *text, size_t len, uint64_t *total, s
 		size_t stack_len;
 		uint64_t count = 0;
 
-		if (line_has_control(p, eol - p))
+		if (fuzz_has_control(p, eol - p))
 			return "control character";
 		for (d = eol; d > p && d[-1] >= '0' && d[-1] <= '9'; d--)
 			;

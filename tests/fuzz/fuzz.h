@@ -41,6 +41,8 @@ void fuzz_check_failed(const char *file, int line, const char *expr);
 
 /* An anonymous in-memory file holding data, at offset 0; -1 on failure. */
 int fuzz_memfd(const uint8_t *data, size_t size);
+/* fuzz_memfd(), for a reader that takes a file: a failure is a failed check. */
+int fuzz_input_file(const uint8_t *data, size_t size);
 /* A NUL-terminated copy of data, for readers that take a C string. */
 char *fuzz_cstring(const uint8_t *data, size_t size);
 
@@ -55,6 +57,28 @@ char *fuzz_cstring(const uint8_t *data, size_t size);
 #define FUZZ_CFI_TEXT_OFFSET 0x2000
 #define FUZZ_CFI_TEXT_SIZE 0x40000000
 void *fuzz_cfi_elf(const uint8_t *cfi, size_t len, bool debug_frame, size_t *size);
+
+/*
+ * A process's memory: size bytes from FUZZ_MEMORY_BASE. fuzz_memory_read()
+ * reads it as a runtime reads a process (interp_read_fn; ctx: a struct
+ * fuzz_memory): 0, or -EFAULT for bytes outside.
+ */
+#define FUZZ_MEMORY_BASE 0x10000
+struct fuzz_memory {
+	const uint8_t *data;
+	size_t size;
+};
+int fuzz_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* Whether len bytes at p are all zero: what a reader says when it says nothing. */
+bool fuzz_all_zero(const void *p, size_t len);
+/* Whether s[0..len) has a control character (below 0x20, or DEL). */
+bool fuzz_has_control(const char *s, size_t len);
+/*
+ * Whether str is printable UTF-8: no control character, and valid (no
+ * overlong form, surrogate or code point past U+10FFFF).
+ */
+bool fuzz_clean_text(const char *str);
 
 /* Consumes bytes from the end of an input, for choices that must not disturb its head. */
 uint64_t fuzz_take(const uint8_t **data, size_t *size, unsigned bytes);

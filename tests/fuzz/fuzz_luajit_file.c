@@ -13,30 +13,20 @@
 #include "bpfprof/luajit_file.h"
 #include "fuzz.h"
 
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
-
 static void check(int rc, const struct luajit_file *f)
 {
 	struct luajit_file rest = *f;
 
 	FUZZ_CHECK(rc <= 1);
 	if (rc != 1) {
-		FUZZ_CHECK(all_zero(f, sizeof(*f)));
+		FUZZ_CHECK(fuzz_all_zero(f, sizeof(*f)));
 		return;
 	}
 	FUZZ_CHECK(f->flavour == LUAJIT_UPSTREAM || f->flavour == LUAJIT_OPENRESTY);
-	FUZZ_CHECK(f->known <= 1 && all_zero(f->reserved, sizeof(f->reserved)));
+	FUZZ_CHECK(f->known <= 1 && fuzz_all_zero(f->reserved, sizeof(f->reserved)));
 	if (!f->known) {
 		rest.flavour = 0;
-		FUZZ_CHECK(all_zero(&rest, sizeof(rest)));
+		FUZZ_CHECK(fuzz_all_zero(&rest, sizeof(rest)));
 		return;
 	}
 	/* Bounds less the same bias: the VM's size, not wrapped. */
@@ -47,9 +37,8 @@ static void check(int rc, const struct luajit_file *f)
 int fuzz_luajit_file(const uint8_t *data, size_t size)
 {
 	struct luajit_file a, b;
-	int fd = fuzz_memfd(data, size), rc;
+	int fd = fuzz_input_file(data, size), rc;
 
-	FUZZ_CHECK(fd >= 0);
 	if (fd < 0)
 		return 0;
 	memset(&a, 0xa5, sizeof(a));

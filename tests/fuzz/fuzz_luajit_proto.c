@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * A LuaJIT process's memory, as hostile as can be: the input is the memory
- * at FAKE_BASE, a GCproto at its start (its pointers point anywhere), read
+ * at FUZZ_MEMORY_BASE, a GCproto at its start (its pointers point anywhere), read
  * as a frame's prototype (luajit_proto_read) and as the caller of every
  * call site in it (luajit_call_name); the input as a C string is also a
  * chunk name (luajit_chunk_file). Names and files must come out as valid
@@ -15,65 +15,8 @@
 #include "bpfprof/luajit_proto.h"
 #include "fuzz.h"
 
-#define FAKE_BASE 0x10000
 /* Call sites named per input, at most: each reads the bytecode up to it again. */
 #define MAX_SITES 256
-
-struct fake_memory {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int read_fake(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct fake_memory *m = ctx;
-
-	if (addr < FAKE_BASE || addr - FAKE_BASE > m->size || len > m->size - (addr - FAKE_BASE))
-		return -EFAULT;
-	memcpy(buf, m->data + (addr - FAKE_BASE), len);
-	return 0;
-}
-
-/* Valid UTF-8 (no overlong form, surrogate or code point past U+10FFFF), no control character. */
-static bool clean_text(const char *str)
-{
-	const uint8_t *s = (const uint8_t *)str;
-	unsigned len, i;
-	uint32_t cp;
-
-	while (*s) {
-		if (*s < 0x20 || *s == 0x7f)
-			return false;
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if (*s < 0xc2 || *s > 0xf4)
-			return false;
-		len = *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : 4;
-		cp = *s & (0x7f >> len);
-		for (i = 1; i < len; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		s += len;
-	}
-	return true;
-}
-
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
 
 static void check_chunk_file(const char *chunkname)
 {
@@ -83,7 +26,7 @@ static void check_chunk_file(const char *chunkname)
 		char *file = luajit_chunk_file(chunkname, builtin);
 		size_t len = strlen(file);
 
-		FUZZ_CHECK(clean_text(file));
+		FUZZ_CHECK(fuzz_clean_text(file));
 		/* "=name" and source text are cut (a byte: 3 of U+FFFD at most); "@path" not. */
 		if (chunkname[0] == '=')
 			FUZZ_CHECK(len <= 3 * 59);
@@ -94,19 +37,19 @@ static void check_chunk_file(const char *chunkname)
 	}
 }
 
-static void check_proto(struct fake_memory *m)
+static void check_proto(struct fuzz_memory *m)
 {
 	struct lua_proto_info p;
 	uint32_t pos, line, sites;
-	int err = luajit_proto_read(read_fake, m, FAKE_BASE, &p);
+	int err = luajit_proto_read(fuzz_memory_read, m, FUZZ_MEMORY_BASE, &p);
 
 	if (err) {
 		FUZZ_CHECK(err < 0);
-		FUZZ_CHECK(all_zero(&p, sizeof(p)));
+		FUZZ_CHECK(fuzz_all_zero(&p, sizeof(p)));
 		return;
 	}
 	FUZZ_CHECK(p.chunkname && strlen(p.chunkname) <= LJ_CHUNKNAME_MAX);
-	FUZZ_CHECK(p.file && clean_text(p.file));
+	FUZZ_CHECK(p.file && fuzz_clean_text(p.file));
 	FUZZ_CHECK(p.sizebc >= 2 && p.sizebc <= LUA_FRAME_POS_MASK);
 	FUZZ_CHECK(p.line_width == 1 || p.line_width == 2 || p.line_width == 4);
 	FUZZ_CHECK(!p.builtin || (!p.firstline && !p.lineinfo));
@@ -126,27 +69,27 @@ static void check_proto(struct fake_memory *m)
 	for (pos = 0; pos <= sites; pos++) {
 		char *name = (char *)1;
 
-		err = luajit_call_name(read_fake, m, FAKE_BASE, pos, &name);
+		err = luajit_call_name(fuzz_memory_read, m, FUZZ_MEMORY_BASE, pos, &name);
 		if (err) {
 			FUZZ_CHECK(err < 0 && !name);
 			FUZZ_CHECK(err != -ENOENT || (pos && pos < p.sizebc));
 			continue;
 		}
 		FUZZ_CHECK(pos && pos < p.sizebc);
-		FUZZ_CHECK(name && *name && clean_text(name));
+		FUZZ_CHECK(name && *name && fuzz_clean_text(name));
 		/* Table names 4 deep, then the field: each part one U+FFFD (3 bytes) a byte. */
 		FUZZ_CHECK(name && strlen(name) <= 5 * (3 * LJ_NAME_MAX + 1));
 		free(name);
 	}
-	FUZZ_CHECK(luajit_call_name(read_fake, m, FAKE_BASE, LUA_NO_PC, &(char *){ NULL }) ==
+	FUZZ_CHECK(luajit_call_name(fuzz_memory_read, m, FUZZ_MEMORY_BASE, LUA_NO_PC, &(char *){ NULL }) ==
 		   -ENOENT);
 	luajit_proto_release(&p);
-	FUZZ_CHECK(all_zero(&p, sizeof(p)));
+	FUZZ_CHECK(fuzz_all_zero(&p, sizeof(p)));
 }
 
 int fuzz_luajit_proto(const uint8_t *data, size_t size)
 {
-	struct fake_memory m = { data, size };
+	struct fuzz_memory m = { data, size };
 	char *s = fuzz_cstring(data, size);
 
 	check_chunk_file(s);

@@ -2,40 +2,16 @@
 /*
  * A CPython process's memory, as hostile as can be: the first byte picks a
  * version's layout (3.10 to 3.13); the rest is both a line table (read as
- * each layout's) and the memory a code object is read from (at FAKE_BASE,
+ * each layout's) and the memory a code object is read from (at FUZZ_MEMORY_BASE,
  * the object at its start, whatever its pointers point at). Names must
  * come out as text with no control character; lines as a line, or -1 from
  * the table alone.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "bpfprof/python_code.h"
 #include "bpfprof/python_offsets.h"
 #include "fuzz.h"
-
-#define FAKE_BASE 0x10000
-
-struct fake_memory {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int read_fake(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct fake_memory *m = ctx;
-
-	if (addr < FAKE_BASE || addr - FAKE_BASE > m->size || len > m->size - (addr - FAKE_BASE))
-		return -EFAULT;
-	memcpy(buf, m->data + (addr - FAKE_BASE), len);
-	return 0;
-}
-
-static void check_text(const char *s)
-{
-	for (; *s; s++)
-		FUZZ_CHECK((unsigned char)*s >= 0x20 && *s != 0x7f);
-}
 
 /*
  * The bytes as a line table of each layout (3.11 to 3.13 share one), from
@@ -62,7 +38,7 @@ static void check_tables(const uint8_t *data, size_t size)
 int fuzz_python(const uint8_t *data, size_t size)
 {
 	const struct py_offsets *o;
-	struct fake_memory m;
+	struct fuzz_memory m;
 	struct py_code_info c;
 	uint64_t type = 0;
 	unsigned addr;
@@ -77,10 +53,10 @@ int fuzz_python(const uint8_t *data, size_t size)
 	/* The object's type is what the caller says PyCode_Type is: let the reader go on. */
 	if (m.size >= o->object_type + 8u)
 		memcpy(&type, m.data + o->object_type, sizeof(type));
-	if (python_code_read(o, type, read_fake, &m, FAKE_BASE, &c))
+	if (python_code_read(o, type, fuzz_memory_read, &m, FUZZ_MEMORY_BASE, &c))
 		return 0;
-	check_text(c.qualname);
-	check_text(c.filename);
+	FUZZ_CHECK(!fuzz_has_control(c.qualname, strlen(c.qualname)));
+	FUZZ_CHECK(!fuzz_has_control(c.filename, strlen(c.filename)));
 	for (addr = 0; addr < 4096; addr += 97)
 		FUZZ_CHECK(python_code_line(o, &c, addr) > 0 || python_code_line(o, &c, addr) == c.firstlineno);
 	python_code_release(&c);

@@ -14,16 +14,6 @@
 #include "bpfprof/python_offsets.h"
 #include "fuzz.h"
 
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
-
 static bool in_reach(uint16_t off, unsigned size, unsigned reach)
 {
 	return off + size <= reach;
@@ -37,13 +27,13 @@ static void check(int rc, const struct python_file *f)
 	FUZZ_CHECK(rc <= 1);
 	/* Not Python: nothing said (an error may leave a layout half read: callers want 1). */
 	if (!rc)
-		FUZZ_CHECK(all_zero(f, sizeof(*f)));
+		FUZZ_CHECK(fuzz_all_zero(f, sizeof(*f)));
 	if (rc != 1)
 		return;
 	if (o->frames == PY_FRAMES_NONE) {
 		rest = *o;
 		rest.version = 0;
-		FUZZ_CHECK(all_zero(&rest, sizeof(rest)));
+		FUZZ_CHECK(fuzz_all_zero(&rest, sizeof(rest)));
 		return;
 	}
 	known = python_offsets_known(o->version);
@@ -67,9 +57,8 @@ static void check(int rc, const struct python_file *f)
 int fuzz_python_offsets(const uint8_t *data, size_t size)
 {
 	struct python_file named, plain;
-	int fd = fuzz_memfd(data, size), rc_named, rc_plain;
+	int fd = fuzz_input_file(data, size), rc_named, rc_plain;
 
-	FUZZ_CHECK(fd >= 0);
 	if (fd < 0)
 		return 0;
 	memset(&named, 0xa5, sizeof(named));

@@ -13,16 +13,6 @@
 #include "bpfprof/ruby_file.h"
 #include "fuzz.h"
 
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
-
 static void check(int rc, const struct ruby_file *f)
 {
 	const struct ruby_layout *l;
@@ -30,13 +20,13 @@ static void check(int rc, const struct ruby_file *f)
 
 	FUZZ_CHECK(rc <= 1);
 	if (rc != 1) {
-		FUZZ_CHECK(all_zero(f, sizeof(*f)));
+		FUZZ_CHECK(fuzz_all_zero(f, sizeof(*f)));
 		return;
 	}
 	FUZZ_CHECK(!f->version || (major >= 2 && major <= 9 && minor <= 99));
 	FUZZ_CHECK(f->known <= 1 && !f->reserved && !f->reserved2);
 	if (!f->known) {
-		FUZZ_CHECK(all_zero(&f->l, sizeof(f->l)));
+		FUZZ_CHECK(fuzz_all_zero(&f->l, sizeof(f->l)));
 		return;
 	}
 	l = ruby_layout_of(major, minor);
@@ -50,9 +40,8 @@ static void check(int rc, const struct ruby_file *f)
 int fuzz_ruby_file(const uint8_t *data, size_t size)
 {
 	struct ruby_file a, b;
-	int fd = fuzz_memfd(data, size), rc;
+	int fd = fuzz_input_file(data, size), rc;
 
-	FUZZ_CHECK(fd >= 0);
 	if (fd < 0)
 		return 0;
 	memset(&a, 0xa5, sizeof(a));
