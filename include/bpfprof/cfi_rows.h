@@ -11,6 +11,7 @@
 
 #include <libelf.h>
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,5 +50,30 @@ void cfi_rows_free(struct cfi_rows *t);
  * the last), or NULL before the first (binary search; what the BPF program does).
  */
 const struct unwind_row *cfi_rows_find(const struct cfi_rows *t, uint32_t off);
+
+/*
+ * An FDE of an .eh_frame and the rules of its first row (before its
+ * location first advances), for a reader that knows a frame by its rules
+ * (luajit_file.c). Registers by their x86-64 DWARF numbers.
+ */
+#define CFI_HEAD_REGS 17		/* up to the return address's column */
+struct cfi_fde_head {
+	uint64_t start, end;		/* its code, vaddrs */
+	size_t offset, next;		/* where it and the next entry start in the section */
+	/* false: the row has a rule other than the CFA's and offsets (restore, remember...) */
+	bool row_ok;
+	uint64_t cfa_reg;		/* CFA = cfa_reg + cfa_off */
+	int64_t cfa_off;
+	bool saved[CFI_HEAD_REGS];	/* register r saved at CFA + saved_at[r] */
+	int64_t saved_at[CFI_HEAD_REGS];
+	bool other;			/* a register past CFI_HEAD_REGS saved */
+};
+
+typedef void cfi_fde_head_fn(void *ctx, const struct cfi_fde_head *fde);
+/*
+ * Each FDE of an .eh_frame (size bytes at data, at vaddr addr) that can be
+ * read, in order, to fn: the same parser as cfi_rows_build()'s.
+ */
+void cfi_fde_heads(const void *data, size_t size, uint64_t addr, cfi_fde_head_fn *fn, void *ctx);
 
 #endif

@@ -16,19 +16,18 @@
  * symbols point to, each confirmed by another. The table of Debian's
  * builds checks the code's answers; it never stands in for them.
  */
-#include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfprof/cfi_rows.h"
 #include "bpfprof/elf.h"
 #include "bpfprof/luajit_file.h"
 #include "bpfprof/runtime_elf.h"
 #include "bpfprof/util.h"
 
 /* What one file may make us read, whatever it claims. */
-#define MAX_EH_FRAME_BYTES (64u << 20)
 #define MAX_FN_BYTES 4096		/* of an exported function's code */
 #define MAX_VM_BYTES (1u << 20)		/* the VM's code: 16 KB in Debian's builds */
 #define MAX_FFI_CALL_BYTES 0x1000	/* lj_vm_ffi_call: 0xa0 */
@@ -40,8 +39,7 @@
 #define LJ_J_STATE 0xec
 
 /* x86-64 DWARF register numbers. */
-enum { REG_RBX = 3, REG_RBP = 6, REG_RSP = 7, REG_R14 = 14, REG_R15 = 15, REG_RA = 16,
-       NREGS = 17 };
+enum { REG_RBX = 3, REG_RBP = 6, REG_RSP = 7, REG_R14 = 14, REG_R15 = 15, REG_RA = 16 };
 
 /* Debian 12's builds (docs/research/luajit.md): what the code must say of them. */
 static const struct known_build {
@@ -174,298 +172,41 @@ static int fn_code(const struct lj_elf *f, const struct fn *fn, uint8_t *buf)
 
 /* .eh_frame: the VM's FDE --------------------------------------------------- */
 
-/* Bytes being read: a read past end sets bad and gives 0. */
-struct cursor {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t read_le(struct cursor *c, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	if ((size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << 8 * i;
-	c->p += n;
-	return v;
-}
-
-/* LEB128: bits past the 64th are dropped. */
-static uint64_t leb(struct cursor *c, bool is_signed)
-{
-	unsigned shift = 0;
-	uint64_t v = 0;
-	uint8_t b;
-
-	do {
-		if (c->p >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift = shift < 64 ? shift + 7 : shift;
-	} while (b & 0x80);
-	if (is_signed && shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return v;
-}
-
-/* A pointer encoded as enc, its field at vaddr field: absolute or pc-relative ones only. */
-static bool read_encoded(struct cursor *c, uint8_t enc, uint64_t field, uint64_t *out)
-{
-	uint64_t v;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8:
-		v = read_le(c, 8);
-		break;
-	case DW_EH_PE_uleb128: v = leb(c, false); break;
-	case DW_EH_PE_sleb128: v = leb(c, true); break;
-	case DW_EH_PE_udata2: v = read_le(c, 2); break;
-	case DW_EH_PE_udata4: v = read_le(c, 4); break;
-	case DW_EH_PE_sdata2: v = (uint64_t)(int64_t)(int16_t)read_le(c, 2); break;
-	case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)read_le(c, 4); break;
-	default:
-		return false;
-	}
-	if ((enc & 0x70) == DW_EH_PE_pcrel)
-		v += field;
-	else if ((enc & 0x70) != DW_EH_PE_absptr)
-		return false;
-	*out = v;
-	return !c->bad;
-}
-
-struct eh_frame {
-	const uint8_t *data;
-	size_t size;
-	uint64_t addr;			/* sh_addr: pc-relative pointers' base */
-};
-
-/* A CIE, as far as an FDE's first row needs it. */
-struct cie {
-	bool z;				/* augmentation data in its FDEs */
-	uint8_t fde_enc;
-	int64_t daf;
-	struct cursor initial;		/* its initial instructions */
-};
-
-/* The CFA rule and the registers saved at CFA + off, before the location first advances. */
-struct row {
-	uint64_t cfa_reg;
-	int64_t cfa_off;
-	bool saved[NREGS];
-	int64_t off[NREGS];
-	bool other;			/* a rule for a register past the return address */
-};
-
-/* An FDE: its code and its first row (row_ok: one this reader could follow). */
-struct fde {
-	uint64_t start, end;
-	bool row_ok;
-	struct row row;
-	size_t next;			/* where the next entry starts */
-};
-
-/* The entry at off: its body past the length into *body; false at the end or a terminator. */
-static bool entry_at(const struct eh_frame *s, size_t off, struct cursor *body, size_t *next)
-{
-	struct cursor c = { s->data + off, s->data + s->size, false };
-	uint64_t len;
-
-	if (off >= s->size)
-		return false;
-	len = read_le(&c, 4);
-	/* 64-bit lengths: not in an .eh_frame gcc or buildvm writes. */
-	if (c.bad || !len || len == 0xffffffff || len > (uint64_t)(c.end - c.p))
-		return false;
-	body->p = c.p;
-	body->end = c.p + len;
-	body->bad = false;
-	*next = c.p + len - s->data;
-	return true;
-}
-
-static bool parse_cie(const struct eh_frame *s, size_t off, struct cie *cie)
-{
-	struct cursor c;
-	const char *aug;
-	size_t aug_len, i, next;
-	uint64_t v;
-
-	memset(cie, 0, sizeof(*cie));
-	if (!entry_at(s, off, &c, &next) || read_le(&c, 4) != 0)
-		return false;
-	v = read_le(&c, 1);
-	if (c.bad || (v != 1 && v != 3))
-		return false;
-	aug = (const char *)c.p;
-	aug_len = strnlen(aug, c.end - c.p);
-	if (aug_len == (size_t)(c.end - c.p) || (aug_len && aug[0] != 'z'))
-		return false;
-	c.p += aug_len + 1;
-	leb(&c, false);			/* code alignment: no advance is followed */
-	cie->daf = leb(&c, true);
-	if (v == 1)
-		read_le(&c, 1);
-	else
-		leb(&c, false);
-	cie->fde_enc = DW_EH_PE_absptr;
-	cie->z = aug_len > 0;
-	if (cie->z) {
-		uint64_t len = leb(&c, false);
-		struct cursor a = { c.p, c.p, false };
-
-		if (c.bad || len > (uint64_t)(c.end - c.p))
-			return false;
-		a.end = c.p += len;
-		/* Up to the first letter we do not know: its data is skipped with the rest. */
-		for (i = 1; i < aug_len && strchr("RPLS", aug[i]); i++) {
-			uint8_t enc;
-
-			if (aug[i] == 'R')
-				cie->fde_enc = read_le(&a, 1);
-			else if (aug[i] == 'L')
-				read_le(&a, 1);
-			else if (aug[i] == 'P' && (enc = read_le(&a, 1)) != DW_EH_PE_omit &&
-				 !read_encoded(&a, enc & ~DW_EH_PE_indirect, 0, &v))
-				return false;
-		}
-		if (a.bad)
-			return false;
-	}
-	cie->initial = c;
-	return !c.bad;
-}
-
-static void save(struct row *r, uint64_t reg, int64_t off)
-{
-	if (reg < NREGS) {
-		r->saved[reg] = true;
-		r->off[reg] = off;
-	} else {
-		r->other = true;
-	}
-}
-
-/*
- * Runs CFA instructions up to the first that moves the location: false at
- * one this reader does not follow (the row is then none it looks for).
- */
-static bool run(struct cursor c, const struct cie *cie, struct row *r)
-{
-	uint64_t reg;
-
-	while (c.p < c.end && !c.bad) {
-		uint8_t op = *c.p++;
-
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-			return true;
-		case DW_CFA_offset:
-			save(r, op & 0x3f, (int64_t)leb(&c, false) * cie->daf);
-			continue;
-		case DW_CFA_restore:
-			return false;
-		}
-		switch (op) {
-		case DW_CFA_nop:
-			break;
-		case DW_CFA_set_loc: case DW_CFA_advance_loc1: case DW_CFA_advance_loc2:
-		case DW_CFA_advance_loc4:
-			return true;
-		case DW_CFA_def_cfa:
-			r->cfa_reg = leb(&c, false);
-			r->cfa_off = leb(&c, false);
-			break;
-		case DW_CFA_def_cfa_sf:
-			r->cfa_reg = leb(&c, false);
-			r->cfa_off = (int64_t)leb(&c, true) * cie->daf;
-			break;
-		case DW_CFA_def_cfa_register:
-			r->cfa_reg = leb(&c, false);
-			break;
-		case DW_CFA_def_cfa_offset:
-			r->cfa_off = leb(&c, false);
-			break;
-		case DW_CFA_def_cfa_offset_sf:
-			r->cfa_off = (int64_t)leb(&c, true) * cie->daf;
-			break;
-		case DW_CFA_offset_extended:
-			reg = leb(&c, false);
-			save(r, reg, (int64_t)leb(&c, false) * cie->daf);
-			break;
-		case DW_CFA_offset_extended_sf:
-			reg = leb(&c, false);
-			save(r, reg, (int64_t)leb(&c, true) * cie->daf);
-			break;
-		case DW_CFA_GNU_args_size:
-			leb(&c, false);
-			break;
-		default:
-			return false;
-		}
-	}
-	return !c.bad;
-}
-
-/* The FDE at off (false if it is a CIE or cannot be read); *cie caches the last CIE read. */
-static bool parse_fde(const struct eh_frame *s, size_t off, struct cie *cie, size_t *cie_off,
-		      struct fde *fde)
-{
-	struct cursor c;
-	uint64_t id, range;
-	size_t id_off;
-
-	memset(fde, 0, sizeof(*fde));
-	if (!entry_at(s, off, &c, &fde->next))
-		return false;
-	id_off = c.p - s->data;
-	id = read_le(&c, 4);
-	if (c.bad || !id || id > id_off)
-		return false;
-	if (*cie_off != id_off - id) {
-		*cie_off = id_off - id;
-		if (!parse_cie(s, *cie_off, cie))
-			*cie_off = SIZE_MAX;
-	}
-	if (*cie_off == SIZE_MAX ||
-	    !read_encoded(&c, cie->fde_enc, s->addr + (c.p - s->data), &fde->start) ||
-	    !read_encoded(&c, cie->fde_enc & 0x0f, 0, &range) ||
-	    __builtin_add_overflow(fde->start, range, &fde->end))
-		return false;
-	if (cie->z) {
-		uint64_t len = leb(&c, false);
-
-		if (c.bad || len > (uint64_t)(c.end - c.p))
-			return false;
-		c.p += len;
-	}
-	fde->row_ok = run(cie->initial, cie, &fde->row) && run(c, cie, &fde->row);
-	return true;
-}
-
 /* The interpreter's frame: CFA = rsp + 80; rbp, rbx, r15, r14 (and the return address) saved. */
-static bool is_vm_row(const struct row *r)
+static bool is_vm_row(const struct cfi_fde_head *r)
 {
-	static const int64_t want[NREGS] = { [REG_RBP] = -16, [REG_RBX] = -24, [REG_R15] = -32,
-					     [REG_R14] = -40, [REG_RA] = -8 };
+	static const int64_t want[CFI_HEAD_REGS] = {
+		[REG_RBP] = -16, [REG_RBX] = -24, [REG_R15] = -32, [REG_R14] = -40, [REG_RA] = -8 };
 	unsigned i;
 
 	if (r->other || r->cfa_reg != REG_RSP || r->cfa_off != 80)
 		return false;
-	for (i = 0; i < NREGS; i++)
-		if (r->saved[i] != (want[i] != 0) || (r->saved[i] && r->off[i] != want[i]))
+	for (i = 0; i < CFI_HEAD_REGS; i++)
+		if (r->saved[i] != (want[i] != 0) || (r->saved[i] && r->saved_at[i] != want[i]))
 			return false;
 	return true;
+}
+
+/* The FDEs with the interpreter's frame, and the FDE right after the last. */
+struct vm_search {
+	unsigned found;
+	struct cfi_fde_head vm, ffi_call;
+	bool has_ffi_call;
+};
+
+static void note_fde(void *search, const struct cfi_fde_head *fde)
+{
+	struct vm_search *v = search;
+
+	if (v->found && fde->offset == v->vm.next) {
+		v->ffi_call = *fde;
+		v->has_ffi_call = true;
+	}
+	if (fde->row_ok && is_vm_row(fde)) {
+		v->vm = *fde;
+		v->has_ffi_call = false;
+		v->found++;
+	}
 }
 
 /*
@@ -475,40 +216,29 @@ static bool is_vm_row(const struct row *r)
  */
 static bool find_vm(const struct lj_elf *f, uint64_t *begin, uint64_t *end)
 {
-	Elf_Data *d = f->eh_frame ? elf_section_data(f->eh_frame, MAX_EH_FRAME_BYTES) : NULL;
-	struct eh_frame s;
-	struct cie cie;
-	size_t cie_off = SIZE_MAX, off = 0, after = 0;
-	struct fde fde, vm = { 0 };
-	unsigned found = 0;
+	Elf_Data *d = f->eh_frame ? elf_section_data(f->eh_frame, CFI_MAX_SECTION_BYTES) : NULL;
+	struct vm_search v = { 0 };
+	const struct cfi_fde_head *vm = &v.vm, *ffi = &v.ffi_call;
 	GElf_Shdr sh;
 
 	if (!d || !d->d_buf || !gelf_getshdr(f->eh_frame, &sh)) {
 		debug("luajit: '%s': no .eh_frame", f->path);
 		return false;
 	}
-	s = (struct eh_frame){ d->d_buf, d->d_size, sh.sh_addr };
-	while (entry_at(&s, off, &(struct cursor){ 0 }, &after)) {
-		if (parse_fde(&s, off, &cie, &cie_off, &fde) && fde.row_ok && is_vm_row(&fde.row)) {
-			vm = fde;
-			found++;
-		}
-		off = after;
-	}
-	if (found != 1) {
-		debug("luajit: '%s': %u FDEs with the interpreter's frame, not 1", f->path, found);
+	cfi_fde_heads(d->d_buf, d->d_size, sh.sh_addr, note_fde, &v);
+	if (v.found != 1) {
+		debug("luajit: '%s': %u FDEs with the interpreter's frame, not 1", f->path, v.found);
 		return false;
 	}
-	if (!parse_fde(&s, vm.next, &cie, &cie_off, &fde) || !fde.row_ok ||
-	    fde.start != vm.end || fde.row.cfa_reg != REG_RBP ||
-	    fde.end - fde.start > MAX_FFI_CALL_BYTES ||
-	    vm.end - vm.start > MAX_VM_BYTES) {
+	if (!v.has_ffi_call || !ffi->row_ok || ffi->start != vm->end ||
+	    ffi->cfa_reg != REG_RBP || ffi->end - ffi->start > MAX_FFI_CALL_BYTES ||
+	    vm->end - vm->start > MAX_VM_BYTES) {
 		debug("luajit: '%s': the VM's FDE at %#llx is not followed by lj_vm_ffi_call's",
-		      f->path, (unsigned long long)vm.start);
+		      f->path, (unsigned long long)vm->start);
 		return false;
 	}
-	*begin = vm.start;
-	*end = fde.end;
+	*begin = vm->start;
+	*end = ffi->end;
 	return true;
 }
 

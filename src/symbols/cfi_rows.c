@@ -15,6 +15,7 @@
 #include "bpfprof/cfi_rows.h"
 #include "bpfprof/elf.h"
 #include "bpfprof/util.h"
+#include "cfi_read.h"
 
 /* x86-64 DWARF register numbers. */
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
@@ -23,96 +24,6 @@ enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
 #define MAX_REMEMBER 16
 /* Executable segments looked at (each FDE against all): the kernel loads none with 74 headers. */
 #define MAX_SEGMENTS 128
-
-/* Bytes being read: a read past end sets bad and gives 0. */
-struct cursor {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t read_le(struct cursor *c, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	if ((size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << 8 * i;
-	c->p += n;
-	return v;
-}
-
-/* LEB128: bits past the 64th are dropped. */
-static uint64_t leb(struct cursor *c, bool is_signed)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (c->p >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift = shift < 64 ? shift + 7 : shift;
-	} while (b & 0x80);
-	if (is_signed && shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return v;
-}
-
-#define uleb(c) leb((c), false)
-#define sleb(c) ((int64_t)leb((c), true))
-
-/* n * factor; one that overflows is no multiple of 8 that fits a row. */
-static int64_t factored(int64_t n, int64_t factor)
-{
-	int64_t v;
-
-	return __builtin_mul_overflow(n, factor, &v) ? INT64_MIN + 1 : v;
-}
-
-/*
- * A pointer encoded as enc (DW_EH_PE_*) at c, whose field is at vaddr
- * field. Bases we cannot know (textrel, funcrel, aligned) fail; datarel is
- * taken from 0, as libdw does (x86-64 has no data base for .eh_frame).
- */
-static bool read_encoded(struct cursor *c, uint8_t enc, uint64_t field, uint64_t *out)
-{
-	uint64_t v;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8:
-		v = read_le(c, 8);
-		break;
-	case DW_EH_PE_uleb128: v = uleb(c); break;
-	case DW_EH_PE_sleb128: v = sleb(c); break;
-	case DW_EH_PE_udata2: v = read_le(c, 2); break;
-	case DW_EH_PE_udata4: v = read_le(c, 4); break;
-	case DW_EH_PE_sdata2: v = (uint64_t)(int64_t)(int16_t)read_le(c, 2); break;
-	case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)read_le(c, 4); break;
-	default:
-		return false;
-	}
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr: case DW_EH_PE_datarel:
-		break;
-	case DW_EH_PE_pcrel:
-		v += field;
-		break;
-	default:
-		return false;
-	}
-	*out = v;
-	return !c->bad;
-}
 
 /* Rules, and the DWARF expressions in them the row format can express --- */
 
@@ -194,6 +105,7 @@ struct cie {
 	uint64_t caf, ra_reg;		/* code alignment factor, return address column */
 	int64_t daf;			/* data alignment factor */
 	struct state initial;		/* after its initial instructions: DW_CFA_restore's */
+	struct cursor insns;		/* those instructions, for an FDE's first row */
 };
 
 /*
@@ -209,14 +121,6 @@ struct fde {
 /* An executable PT_LOAD segment. */
 struct segment {
 	uint64_t vaddr, offset, filesz;
-};
-
-/* A CFI section's bytes. */
-struct section {
-	const uint8_t *data;
-	size_t size;
-	uint64_t addr;			/* sh_addr: the base of pcrel pointers */
-	bool eh;			/* .eh_frame, else .debug_frame */
 };
 
 struct builder {
@@ -330,6 +234,7 @@ struct interp {
 	const struct cie *cie;
 	struct state st, stack[MAX_REMEMBER];
 	struct rule ignored;		/* the other registers' */
+	struct rule *head;		/* an FDE's first row alone: every register's rules */
 	unsigned depth;
 	uint64_t loc, end;		/* the row's start and the FDE's end, vaddrs */
 	uint64_t seg_vaddr, seg_offset;	/* file offset = vaddr - seg_vaddr + seg_offset */
@@ -358,6 +263,10 @@ static bool advance(struct interp *in, uint64_t delta)
 {
 	uint64_t to;
 
+	if (in->head) {
+		in->done = true;	/* the first row ends */
+		return true;
+	}
 	if (!in->b)
 		return false;	/* no location in a CIE */
 	if (__builtin_mul_overflow(delta, in->cie->caf, &delta) ||
@@ -369,6 +278,8 @@ static bool advance(struct interp *in, uint64_t delta)
 
 static struct rule *rule_of(struct interp *in, uint64_t reg)
 {
+	if (in->head)
+		return reg < CFI_HEAD_REGS ? &in->head[reg] : &in->ignored;
 	return reg == REG_RBP ? &in->st.rbp : reg == REG_RA ? &in->st.ra : &in->ignored;
 }
 
@@ -479,6 +390,26 @@ static bool register_op(struct interp *in, struct cursor *c, uint8_t op)
 	return false;
 }
 
+/*
+ * What a first row is read from: CFA and offset rules, and what ends it
+ * (buildvm and GCC write nothing else there). Others fail the row.
+ */
+static bool head_follows(uint8_t op)
+{
+	if (op & 0xc0)
+		return (op & 0xc0) != DW_CFA_restore;
+	switch (op) {
+	case DW_CFA_nop: case DW_CFA_GNU_args_size:
+	case DW_CFA_set_loc: case DW_CFA_advance_loc1: case DW_CFA_advance_loc2:
+	case DW_CFA_advance_loc4:
+	case DW_CFA_def_cfa: case DW_CFA_def_cfa_sf: case DW_CFA_def_cfa_register:
+	case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf:
+	case DW_CFA_offset_extended: case DW_CFA_offset_extended_sf:
+		return true;
+	}
+	return false;
+}
+
 /* Runs the instructions at c; false if they are malformed. Stops at the FDE's end. */
 static bool run(struct interp *in, struct cursor c)
 {
@@ -489,6 +420,8 @@ static bool run(struct interp *in, struct cursor c)
 		uint8_t op = *c.p++;
 		uint64_t to;
 
+		if (in->head && !head_follows(op))
+			return false;
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
 			if (!advance(in, op & 0x3f))
@@ -508,6 +441,10 @@ static bool run(struct interp *in, struct cursor c)
 			uleb(&c);
 			break;
 		case DW_CFA_set_loc:
+			if (in->head) {
+				in->done = true;
+				break;
+			}
 			to = in->s->addr + (c.p - in->s->data);	/* the field's vaddr */
 			if (!in->b || !read_encoded(&c, cie->fde_enc, to, &to) || to < in->loc)
 				return false;
@@ -541,42 +478,6 @@ static bool run(struct interp *in, struct cursor c)
 }
 
 /* Sections and their entries ----------------------------------------------- */
-
-/* A CIE or FDE: its fields past the CIE id (or pointer), to its end. */
-struct entry {
-	size_t off, next;		/* where it and the next entry start */
-	size_t id_off;			/* where its id is */
-	uint64_t id;
-	bool dwarf64;
-	struct cursor c;
-};
-
-/* 1: an entry (c.bad if too short for its id), 0: the end or a zero terminator, -1: cut short. */
-static int read_entry(const struct section *s, size_t off, struct entry *e)
-{
-	struct cursor c = { s->data + off, s->data + s->size, false };
-	uint64_t len = read_le(&c, 4);
-
-	if (c.bad || !len)
-		return 0;
-	e->dwarf64 = len == 0xffffffff;
-	if (e->dwarf64)
-		len = read_le(&c, 8);
-	if (c.bad || len > (uint64_t)(c.end - c.p))
-		return -1;
-	e->off = off;
-	e->id_off = c.p - s->data;
-	e->next = e->id_off + len;
-	c.end = c.p + len;
-	e->id = read_le(&c, e->dwarf64 ? 8 : 4);
-	e->c = c;
-	return 1;
-}
-
-static bool is_cie(const struct section *s, const struct entry *e)
-{
-	return e->id == (s->eh ? 0 : e->dwarf64 ? DW_CIE_ID_64 : DW_CIE_ID_32);
-}
 
 /* The CIE in e; false if we cannot read it. */
 static bool parse_cie(const struct section *s, struct entry *e, struct cie *cie)
@@ -637,6 +538,7 @@ static bool parse_cie(const struct section *s, struct entry *e, struct cie *cie)
 	    ((cie->fde_enc & 0x70) != DW_EH_PE_absptr && (cie->fde_enc & 0x70) != DW_EH_PE_pcrel &&
 	     (cie->fde_enc & 0x70) != DW_EH_PE_datarel))
 		return false;
+	cie->insns = *c;
 	in.s = s;
 	if (!run(&in, *c))
 		return false;
@@ -704,31 +606,47 @@ static bool covered(const struct builder *b, uint64_t start, uint64_t end)
 	return lo && b->cover_max[lo - 1] > start;
 }
 
-/* The FDE in e: its rows into b->pieces, unless it is malformed (counted) or not ours to use. */
-static void parse_fde(struct builder *b, const struct section *s, struct entry *e)
+/*
+ * The FDE in e: its CIE, and its code's [*start, *end); e->c then at its
+ * instructions. NULL if it is malformed.
+ */
+static const struct cie *fde_header(const struct builder *b, const struct section *s,
+				    struct entry *e, uint64_t *start, uint64_t *end)
 {
 	struct cursor *c = &e->c;
-	struct interp in = { .b = b, .s = s };
-	const struct segment *seg;
-	size_t cie_off, first = b->npieces, i;
-	uint64_t start, range, end;
+	const struct cie *cie;
+	size_t cie_off;
+	uint64_t range;
 
 	if (s->eh && e->id > e->id_off)
-		goto bad;
+		return NULL;
 	cie_off = s->eh ? e->id_off - e->id : e->id;
-	in.cie = b->ncies ? bsearch(&cie_off, b->cies, b->ncies, sizeof(*b->cies), cie_cmp) : NULL;
-	if (!in.cie || !in.cie->ok ||
-	    !read_encoded(c, in.cie->fde_enc, s->addr + (c->p - s->data), &start) ||
-	    !read_encoded(c, in.cie->fde_enc & 0x0f, 0, &range) ||
-	    __builtin_add_overflow(start, range, &end))
-		goto bad;
-	if (in.cie->has_z) {
+	cie = b->ncies ? bsearch(&cie_off, b->cies, b->ncies, sizeof(*b->cies), cie_cmp) : NULL;
+	if (!cie || !cie->ok ||
+	    !read_encoded(c, cie->fde_enc, s->addr + (c->p - s->data), start) ||
+	    !read_encoded(c, cie->fde_enc & 0x0f, 0, &range) ||
+	    __builtin_add_overflow(*start, range, end))
+		return NULL;
+	if (cie->has_z) {
 		uint64_t len = uleb(c);
 
 		if (c->bad || len > (uint64_t)(c->end - c->p))
-			goto bad;
+			return NULL;
 		c->p += len;
 	}
+	return cie;
+}
+
+/* The FDE in e: its rows into b->pieces, unless it is malformed (counted) or not ours to use. */
+static void parse_fde(struct builder *b, const struct section *s, struct entry *e)
+{
+	struct interp in = { .b = b, .s = s };
+	const struct segment *seg;
+	size_t first = b->npieces, i;
+	uint64_t start, end;
+
+	if (!(in.cie = fde_header(b, s, e, &start, &end)))
+		goto bad;
 	/* Code in an executable segment, as far as the segment (and a row's offset) goes. */
 	seg = segment_of(b, start);
 	if (start == end || !seg || start - seg->vaddr + seg->offset > UINT32_MAX)
@@ -744,7 +662,7 @@ static void parse_fde(struct builder *b, const struct section *s, struct entry *
 	in.end = end;
 	in.seg_vaddr = seg->vaddr;
 	in.seg_offset = seg->offset;
-	if (!run(&in, *c)) {
+	if (!run(&in, e->c)) {
 		b->npieces = first;
 		goto bad;
 	}
@@ -792,6 +710,50 @@ static void read_section(struct builder *b, const struct section *s)
 		b->cover_max[i] = i && b->cover_max[i - 1] > b->fdes[i].end ? b->cover_max[i - 1] :
 									      b->fdes[i].end;
 	b->ncover = b->nfdes;
+}
+
+/* An .eh_frame's FDEs and their first rows (cfi_fde_heads()) ---------------- */
+
+/* The rules of an FDE's first row into h; row_ok false if they cannot be followed. */
+static void first_row(const struct section *s, const struct cie *cie, struct cursor insns,
+		      struct cfi_fde_head *h)
+{
+	struct rule rules[CFI_HEAD_REGS] = { 0 };
+	struct interp in = { .s = s, .cie = cie, .head = rules };
+	unsigned r;
+
+	h->row_ok = run(&in, cie->insns) && run(&in, insns);
+	h->cfa_reg = in.st.cfa_reg;
+	h->cfa_off = in.st.cfa_off;
+	h->other = in.ignored.how != RULE_UNSET;
+	for (r = 0; r < CFI_HEAD_REGS; r++) {
+		h->saved[r] = rules[r].how == RULE_OFFSET;
+		h->saved_at[r] = rules[r].off;
+	}
+}
+
+void cfi_fde_heads(const void *data, size_t size, uint64_t addr, cfi_fde_head_fn *fn, void *ctx)
+{
+	struct cfi_rows unused = { 0 };		/* what read_cies() counts */
+	struct builder b = { .out = &unused };
+	struct section s = { data, size, addr, true };
+	const struct cie *cie;
+	struct cfi_fde_head h;
+	struct entry e;
+	size_t off = 0;
+
+	read_cies(&b, &s);
+	while (read_entry(&s, off, &e) > 0) {
+		if (!e.c.bad && !is_cie(&s, &e) &&
+		    (cie = fde_header(&b, &s, &e, &h.start, &h.end))) {
+			h.offset = off;
+			h.next = e.next;
+			first_row(&s, cie, e.c, &h);
+			fn(ctx, &h);
+		}
+		off = e.next;
+	}
+	free(b.cies);
 }
 
 /* The table ------------------------------------------------------------------ */
