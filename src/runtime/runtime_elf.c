@@ -32,7 +32,8 @@ void runtime_elf_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 {
 	size_t i, n, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Data *d = runtime_elf_section_data(scn, ELF_MAX_SYMTAB_BYTES);
-	Elf_Data *names = runtime_elf_section_data(elf_getscn(elf, sh->sh_link), ELF_MAX_STRTAB_BYTES);
+	Elf_Data *names = runtime_elf_section_data(elf_getscn(elf, sh->sh_link),
+						   ELF_MAX_STRTAB_BYTES);
 
 	if (!d || !names || !entsize)
 		return;

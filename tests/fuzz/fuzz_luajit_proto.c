@@ -81,8 +81,8 @@ static void check_proto(struct fuzz_memory *m)
 		FUZZ_CHECK(name && strlen(name) <= 5 * (3 * LJ_NAME_MAX + 1));
 		free(name);
 	}
-	FUZZ_CHECK(luajit_call_name(fuzz_memory_read, m, FUZZ_MEMORY_BASE, LUA_NO_PC, &(char *){ NULL }) ==
-		   -ENOENT);
+	FUZZ_CHECK(luajit_call_name(fuzz_memory_read, m, FUZZ_MEMORY_BASE, LUA_NO_PC,
+				    &(char *){ NULL }) == -ENOENT);
 	luajit_proto_release(&p);
 	FUZZ_CHECK(fuzz_all_zero(&p, sizeof(p)));
 }
