@@ -279,6 +279,30 @@ static __always_inline bool pc_in_function(__u64 fn, __u64 pc)
 }
 
 /*
+ * Whether the frame at base is a fast function's or a C function's whose
+ * link checks out: the VM calling it (PC already the callee's pseudo
+ * bytecode, in the global state) or running a fast function's code, some
+ * 4 % of an interpreted run's samples. A Lua caller's return pc must lie
+ * in the function its call's A finds.
+ */
+static __always_inline bool builtin_frame(__u64 base, __u64 stack_lo)
+{
+	struct lj_func_head h;
+	__u64 fn = frame_function(base), link, caller;
+	__u8 a = 0;
+
+	if (!fn || bpf_probe_read_user(&h, sizeof(h), (void *)(fn + LJ_FUNC_HEAD_AT)) || !h.ffid)
+		return false;
+	link = lj_read(base - 8);
+	if (link & 3)
+		return link > 7 && (link & ~7ull) <= base - 8 - stack_lo;
+	if (!link || bpf_probe_read_user(&a, 1, (void *)(link - 3)))
+		return false;
+	caller = base - (2 + (__u64)a) * 8;
+	return caller > stack_lo && pc_in_function(frame_function(caller), link);
+}
+
+/*
  * The lua_State L's frames from its saved base, the newest's pc from its C
  * frame (*cframe); false if L cannot be read or is in no call into the VM
  * (no C frame: the thread runs no Lua on it).
@@ -436,6 +460,9 @@ __noinline int lua_before_walk(struct sample_key *key, const struct user_regs *r
 		if (r->rdx > w->stack_lo && pc_in_function(frame_function(r->rdx), r->rbx)) {
 			w->f = r->rdx - 8;
 			w->pc = r->rbx;
+		} else if (r->rdx > w->stack_lo && builtin_frame(r->rdx, w->stack_lo)) {
+			w->f = r->rdx - 8;
+			w->pc = 0;
 		} else if (r->rdx > w->stack_lo) {
 			/*
 			 * Between frames: returning, BASE still the callee's, its function's slot
