@@ -12,8 +12,10 @@
  *   locations  (function, line) -> profile location, as Python's
  *
  * A Lua function is named as LuaJIT's own debug information names it: by
- * the call instruction of its caller ("alpha", "M.serve", "M:method"),
- * "main chunk" for a chunk, "function" where nothing says. The frame is
+ * the call instruction of a caller ("alpha", "M.serve", "M:method"),
+ * "main chunk" for a chunk, "function" where nothing says. One name for a
+ * prototype, the first a call site gave it, whatever calls it later: a
+ * flame graph would split its total by call site otherwise. The frame is
  * NAME (FILE:FIRSTLINE), and pprof and callgrind carry the line running.
  */
 #include <errno.h>
@@ -39,6 +41,8 @@ struct lj_proto {
 	uint64_t addr;
 	uint32_t firstline;	/* as the program read it: a reused address differs */
 	bool ok;
+	bool name_fixed;	/* a profile named it: name no longer changes */
+	const char *name;	/* the first name a call site gave it (an lj_call's); NULL: none */
 	struct lua_proto_info info;
 };
 
@@ -188,21 +192,29 @@ static const struct lj_call *find_call(const struct lj_proc *pp, uint64_t caller
 	return idx == ITAB_NONE ? NULL : &pp->calls[idx];
 }
 
-/* The name the caller's call instruction at pos gives its callee: read once. */
-static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, uint32_t pos)
+/*
+ * The name the caller's call instruction at pos gives its callee: read
+ * once; the callee's name if it has none yet.
+ */
+static void name_call(struct luajit *lj, struct lj_proc *pp, uint64_t caller, uint32_t pos,
+		      struct lj_proto *callee)
 {
+	const struct lj_call *found = find_call(pp, caller, pos);
 	struct lj_call *c;
 
-	if (find_call(pp, caller, pos))
-		return;
-	ALLOC_GROW(pp->calls, pp->nr_calls + 1, pp->calls_alloc);
-	c = &pp->calls[pp->nr_calls];
-	c->caller = caller;
-	c->pos = pos;
-	c->name = NULL;
-	if (pp->known && !luajit_call_name(runtime_proc_read, pp, caller, pos, &c->name))
-		lj->stats.names++;
-	itab_insert(&pp->call_index, hash_mix(caller, pos), pp->nr_calls++);
+	if (!found) {
+		ALLOC_GROW(pp->calls, pp->nr_calls + 1, pp->calls_alloc);
+		c = &pp->calls[pp->nr_calls];
+		c->caller = caller;
+		c->pos = pos;
+		c->name = NULL;
+		if (pp->known && !luajit_call_name(runtime_proc_read, pp, caller, pos, &c->name))
+			lj->stats.names++;
+		itab_insert(&pp->call_index, hash_mix(caller, pos), pp->nr_calls++);
+		found = c;
+	}
+	if (callee->ok && !callee->name && !callee->name_fixed)
+		callee->name = found->name;
 }
 
 static bool is_lua(const struct interp_frame *f)
@@ -285,12 +297,14 @@ static void stack_seen(struct luajit *lj, uint32_t tgid, uint32_t gen,
 	n = untrace(lj, pp, st->frames, st->n < INTERP_MAX_FRAMES ? st->n : INTERP_MAX_FRAMES, frames);
 	for (i = 0; i < n; i++) {
 		const struct interp_frame *f = &frames[i];
+		struct lj_proto *p;
 
 		if (!is_lua(f))
 			continue;
-		name_proto(lj, pp, f->code, f->firstlineno);
+		p = name_proto(lj, pp, f->code, f->firstlineno);
 		if ((f->instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&frames[i + 1]))
-			name_call(lj, pp, frames[i + 1].code, frames[i + 1].instr & LUA_FRAME_POS_MASK);
+			name_call(lj, pp, frames[i + 1].code, frames[i + 1].instr & LUA_FRAME_POS_MASK,
+				  p);
 	}
 }
 
@@ -353,24 +367,23 @@ static const char *const state_frames[LUA_VM_STATE_MAX] = {
 	[LUA_VM_ASM] = "[lua: assemble]",
 };
 
-/* The name of frames[i]: its caller's call site's, or what the prototype is. */
-static const char *frame_name(const struct lj_proc *pp, const struct interp_frame *frames,
-			      uint32_t i, uint32_t n, const struct lj_proto *p)
+/*
+ * The name of prototype p, whatever called it: the first a call site gave
+ * it (the notices of a drain are read before its samples are merged), or
+ * what the prototype is. Fixed once a profile shows it.
+ */
+static const char *proto_name(struct lj_proto *p)
 {
-	const struct lj_call *c;
-
-	if ((frames[i].instr & LUA_FRAME_CALLED) && i + 1 < n && is_lua(&frames[i + 1]) &&
-	    (c = find_call(pp, frames[i + 1].code, frames[i + 1].instr & LUA_FRAME_POS_MASK)) &&
-	    c->name)
-		return c->name;
+	p->name_fixed = true;
+	if (p->name)
+		return p->name;
 	return p->info.firstline == 0 ? "main chunk" : "function";
 }
 
-/* The profile location of frames[i]: its function's, at its line. */
+/* The profile location of frame f: its function's, at its line. */
 static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
-			       const struct interp_frame *frames, uint32_t i, uint32_t n)
+			       const struct interp_frame *f)
 {
-	const struct interp_frame *f = &frames[i];
 	struct lj_proto *proto;
 	struct prof_line line;
 	struct strbuf sb;
@@ -387,7 +400,7 @@ static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
 	proto = pp ? find_proto(pp, f->code, f->firstlineno) : NULL;
 	if (!proto || !proto->ok)
 		return profile_special_location(p, "[lua: function not read]");
-	name = frame_name(pp, frames, i, n, proto);
+	name = proto_name(proto);
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "%s (%s:%u)", name, interp_short_file(proto->info.file),
 		    proto->info.firstline);
@@ -458,7 +471,8 @@ uint32_t luajit_merge_frames(struct profile *p, const struct luajit_process *vm,
 static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
 		       uint32_t n)
 {
-	return frame_location(p, ctx, frames, g, n);
+	(void)n;
+	return frame_location(p, ctx, &frames[g]);
 }
 
 static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rl,

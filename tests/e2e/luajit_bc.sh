@@ -3,11 +3,15 @@
 # file the machine has round after round (tests/workloads/lua_bc.lua), with
 # the JIT on and off, profiled by bpfprof -p and by LuaJIT's own profiler
 # jit.p (-jp=Gfi1: whole stacks by function, raw counts, every 1 ms) in the
-# same process over the same window.
+# same process over the same window. Defects this program showed:
 #
 # 1. Samples in the VM's code for a fast function (string.format, bit.band),
 #    or its call (PC already the callee's pseudo bytecode), kept no Lua
 #    frame: 4.7 % of -joff's samples "running no Lua" (lua_pcall;[luajit+0xafc8]).
+# 3. bc.lua's one dump function (bc.lua:133) stood under three names, one
+#    per call site: bc.dump, bcdump and function (called by pcall). jit.p
+#    names by call site too (dump, bcdump, bc.lua:133): its share of samples
+#    holding any of them is the function's.
 . tests/lib.sh
 
 RUN_S=6
@@ -35,6 +39,21 @@ jp_share() {
 		END { printf "%.1f", t ? 100 * c / t : 0 }' "$f"
 }
 jp_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+# names_of FOLDED FILE_LINE: the names bpfprof gave the Lua function at FILE:LINE, one a line.
+names_of() {
+	awk -v at="($2)" '{ s = $0; sub(/ [0-9]+$/, "", s); m = split(s, fr, ";")
+		for (i = 1; i <= m; i++) if (substr(fr[i], length(fr[i]) - length(at) + 1) == at)
+			seen[substr(fr[i], 1, length(fr[i]) - length(at) - 1)] = 1 }
+		END { for (n in seen) print n }' "$1" | sort
+}
+# split_functions FOLDED: how many Lua functions (FILE:LINE) stand under more than one name.
+split_functions() {
+	awk '{ s = $0; sub(/ [0-9]+$/, "", s); m = split(s, fr, ";")
+		for (i = 1; i <= m; i++) if (match(fr[i], / \([^()]+:[0-9]+\)$/)) {
+			at = substr(fr[i], RSTART); name = substr(fr[i], 1, RSTART - 1)
+			if (!((at, name) in seen)) { seen[at, name] = 1; names[at]++ } } }
+		END { for (a in names) if (names[a] > 1) c++; print c + 0 }' "$1"
+}
 # close A B [POINTS]: A and B (per cent) within 5 points (or POINTS).
 close() { awk -v a="$1" -v b="$2" -v p="${3:-5}" 'BEGIN { d = a - b; exit !(d <= p && d >= -p) }'; }
 
@@ -59,6 +78,15 @@ for flag in -jon -joff; do
 	check "$name: $no_lua of $total samples in the folded output without a Lua frame (<= 0.5 %)" \
 		'[ $(( no_lua * 200 )) -le "$total" ]'
 
+	# 3. One name for bc.lua's dump, whatever called it; its share as jit.p's under its names.
+	names=$(names_of "$T/$name.folded" bc.lua:133 | paste -sd, -)
+	split=$(split_functions "$T/$name.folded")
+	check "$name: bc.lua:133 named '$names'; $split Lua functions under more than one name (0)" \
+		'[ "$split" = 0 ] && [ -n "$names" ] && [ "${names#*,}" = "$names" ]'
+	bp=$(bp_share "$T/$name.folded" ";$names [(]bc[.]lua:133[)]")
+	jp=$(jp_share "$T/$name.jp" dump bcdump bc.lua:133)
+	check "$name: $names (bc.lua:133) on $bp % of $total samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points)" \
+		'close "$bp" "$jp"'
 	# Interpreted, where jit.p is right (with the JIT on, its samples fall where a trace
 	# checks for them: seen, bcline 17 % in jit.p against 63 % in bpfprof); jit.p sees no
 	# fast function's code (its samples wait for the next bytecode): bcline holds them.
