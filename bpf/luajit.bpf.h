@@ -190,6 +190,7 @@ static __always_inline void luajit_mapping_seen(__u32 tgid, __u32 gen, const str
 	p.known = f->known;
 	p.dispatch_to_g = f->dispatch_to_g;
 	p.g_j = f->g_j;
+	p.ffnames = f->ffnames;
 	bpf_map_update_elem(&luajit_procs, &tgid, &p, BPF_ANY);
 }
 

@@ -38,7 +38,8 @@ struct luajit_file {
 	__u16 dispatch_to_g;		/* global_State = r14 (DISPATCH) - this, in the VM and traces */
 	__u16 g_j;			/* jit_State's offset in global_State (GG_State.J - GG_State.g) */
 	__u16 flavour;			/* enum luajit_flavour */
-	__u16 reserved[3];
+	__u16 ffnames;			/* userspace's: its fast functions' names (0: none) */
+	__u16 reserved[2];
 };
 
 enum luajit_flavour {
@@ -139,7 +140,8 @@ struct luajit_process {
 	__u32 gen;			/* the process's generation it holds for */
 	__u32 known;
 	__u16 dispatch_to_g, g_j;
-	__u32 reserved;
+	__u16 ffnames;			/* its VM file's luajit_file.ffnames */
+	__u16 reserved;
 };
 
 #endif

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfprof/luajit_ffnames.h"
 #include "bpfprof/luajit_file.h"
 #include "bpfprof/luajit_proto.h"
 #include "bpfprof/luajit_trace.h"
@@ -90,6 +91,8 @@ struct luajit_stats {
 struct luajit {
 	struct runtime_base b;	/* first; its files struct luajit_file, its processes struct lj_proc */
 	struct luajit_stats stats;
+	struct luajit_ffnames *ffnames;	/* by luajit_file.ffnames - 1 */
+	uint32_t nr_ffnames, ffnames_alloc;
 };
 
 /* Processes ------------------------------------------------------------------ */
@@ -331,6 +334,27 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->known = f->known;
 	p->dispatch_to_g = f->dispatch_to_g;
 	p->g_j = f->g_j;
+	p->ffnames = f->ffnames;
+}
+
+/* The names of the fast functions of the build in f (on fd): into f->ffnames. */
+static void name_fast_functions(struct luajit *lj, int fd, const char *path, struct luajit_file *f)
+{
+	struct luajit_ffnames names;
+	int err;
+
+	if (lj->nr_ffnames >= UINT16_MAX)
+		return;
+	err = luajit_ffnames_read(fd, path, &names);
+	if (err) {
+		debug("LuaJIT in '%s': fast functions stay [builtin#N]: %s", path,
+		      err == -ESRCH ? "no jit/vmdef.lua found matches the build" :
+		      err == -ENOENT ? "no jit/vmdef.lua found" : strerror(-err));
+		return;
+	}
+	ALLOC_GROW(lj->ffnames, lj->nr_ffnames + 1, lj->ffnames_alloc);
+	lj->ffnames[lj->nr_ffnames++] = names;
+	f->ffnames = lj->nr_ffnames;
 }
 
 static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
@@ -342,7 +366,9 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 		return true;
 	if (luajit_file_identify(fd, path, &f) != 1)
 		return false;
-	if (!f.known)
+	if (f.known)
+		name_fast_functions(lj, fd, path, &f);
+	else
 		warning("LuaJIT in '%s': a build whose layout bpfprof cannot read (it reads LuaJIT "
 			"2.1, GC64, x86-64); its samples keep their native frames", path);
 	runtime_base_file_found(&lj->b, key, &f, path);
@@ -380,8 +406,23 @@ static const char *proto_name(struct lj_proto *p)
 	return p->info.firstline == 0 ? "main chunk" : "function";
 }
 
+/* A fast function's location: its library name, as jit.p's, where its build's are known. */
+static uint32_t builtin_location(struct profile *p, const struct luajit *lj,
+				 const struct lj_proc *pp, uint32_t ffid)
+{
+	const char *name = NULL;
+	char label[32];
+
+	if (pp && pp->bpf.ffnames && pp->bpf.ffnames <= lj->nr_ffnames)
+		name = luajit_ffname(&lj->ffnames[pp->bpf.ffnames - 1], ffid);
+	if (name)
+		return profile_special_location(p, name);
+	snprintf(label, sizeof(label), "[builtin#%u]", ffid);
+	return profile_special_location(p, label);
+}
+
 /* The profile location of frame f: its function's, at its line. */
-static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
+static uint32_t frame_location(struct profile *p, const struct luajit *lj, const struct lj_proc *pp,
 			       const struct interp_frame *f)
 {
 	struct lj_proto *proto;
@@ -391,12 +432,8 @@ static uint32_t frame_location(struct profile *p, const struct lj_proc *pp,
 	uint32_t loc;
 	const char *name;
 
-	if (f->instr & LUA_FRAME_BUILTIN) {
-		char label[32];
-
-		snprintf(label, sizeof(label), "[builtin#%u]", f->instr & LUA_FRAME_POS_MASK);
-		return profile_special_location(p, label);
-	}
+	if (f->instr & LUA_FRAME_BUILTIN)
+		return builtin_location(p, lj, pp, f->instr & LUA_FRAME_POS_MASK);
 	proto = pp ? find_proto(pp, f->code, f->firstlineno) : NULL;
 	if (!proto || !proto->ok)
 		return profile_special_location(p, "[lua: function not read]");
@@ -467,12 +504,20 @@ uint32_t luajit_merge_frames(struct profile *p, const struct luajit_process *vm,
 	return m;
 }
 
-/* merge_names.locate: a frame of process ctx (a struct lj_proc). */
+/* Whose frames a merge names: the runtime's state and the process's. */
+struct lj_naming {
+	const struct luajit *lj;
+	const struct lj_proc *pp;
+};
+
+/* merge_names.locate: a frame of the process ctx (a struct lj_naming) says. */
 static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
 		       uint32_t n)
 {
+	const struct lj_naming *naming = ctx;
+
 	(void)n;
-	return frame_location(p, ctx, &frames[g]);
+	return frame_location(p, naming->lj, naming->pp, &frames[g]);
 }
 
 static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rl,
@@ -482,6 +527,7 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct interp_frame lf[INTERP_MAX_FRAMES + LUA_TRACE_INLINED_MAX];
 	struct merge_names nm = { .locate = locate };
+	struct lj_naming naming = { lj, NULL };
 	struct lj_proc *pp;
 	uint32_t ln, m, vms, unmatched;
 
@@ -494,7 +540,8 @@ static uint32_t merge(void *rt, struct profile *p, uint32_t tgid, const struct r
 	ln = untrace(lj, pp, rl->frames, rl->n < INTERP_MAX_FRAMES ? rl->n : INTERP_MAX_FRAMES, lf);
 	if (max > sizeof(out) / sizeof(out[0]))
 		max = sizeof(out) / sizeof(out[0]);
-	nm.ctx = pp;
+	naming.pp = pp;
+	nm.ctx = &naming;
 	m = luajit_merge_frames(p, &pp->bpf, rl->state, lf, ln, &nm, frames, n, out, max, &vms,
 				&unmatched);
 	if (!vms) {
@@ -595,6 +642,19 @@ static void summarize_luajit(const struct sampler_stats *st, const struct run_fi
 	      (unsigned long long)lj->names);
 }
 
+static void luajit_free(void *rt)
+{
+	struct luajit *lj = rt;
+	uint32_t i;
+
+	if (!lj)
+		return;
+	for (i = 0; i < lj->nr_ffnames; i++)
+		luajit_ffnames_release(&lj->ffnames[i]);
+	free(lj->ffnames);
+	runtime_free(rt);
+}
+
 const struct runtime_ops luajit_runtime = {
 	.info = &luajit_info,
 	.start = start,
@@ -606,5 +666,5 @@ const struct runtime_ops luajit_runtime = {
 	.renumber = runtime_renumber_none,
 	.stats = rt_stats,
 	.summarize = summarize_luajit,
-	.free = runtime_free,
+	.free = luajit_free,
 };

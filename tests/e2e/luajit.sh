@@ -8,9 +8,10 @@
 # measures itself over the window profiled: it waits for $T/go, which is
 # made once bpfprof samples, and bpfprof -p stops when the workload ends.
 #
-# A Lua frame is "NAME (FILE:LINE)", a fast function "[builtin#N]", a VM
-# state with no Lua code running "[lua: ...]"; they replace the VM's own
-# native frames. pprof's samples carry a lua_vm label.
+# A Lua frame is "NAME (FILE:LINE)", a fast function its library name
+# ("string.format", where the build's jit/vmdef.lua is found) or
+# "[builtin#N]", a VM state with no Lua code running "[lua: ...]"; they
+# replace the VM's own native frames. pprof's samples carry a lua_vm label.
 . tests/lib.sh
 export HOME=$T	# go keeps a cache there
 

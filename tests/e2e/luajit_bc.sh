@@ -3,11 +3,13 @@
 # file the machine has round after round (tests/workloads/lua_bc.lua), with
 # the JIT on and off, profiled by bpfprof -p and by LuaJIT's own profiler
 # jit.p (-jp=Gfi1: whole stacks by function, raw counts, every 1 ms) in the
-# same process over the same window. Defects this program showed:
+# same process over the same window. Three defects this program showed:
 #
 # 1. Samples in the VM's code for a fast function (string.format, bit.band),
 #    or its call (PC already the callee's pseudo bytecode), kept no Lua
 #    frame: 4.7 % of -joff's samples "running no Lua" (lua_pcall;[luajit+0xafc8]).
+# 2. A fast function was [builtin#91] where jit.p (vmdef.ffnames) says
+#    string.format.
 # 3. bc.lua's one dump function (bc.lua:133) stood under three names, one
 #    per call site: bc.dump, bcdump and function (called by pcall). jit.p
 #    names by call site too (dump, bcdump, bc.lua:133): its share of samples
@@ -77,6 +79,12 @@ for flag in -jon -joff; do
 	no_lua=$(awk '!/ \([^()]+:[0-9]+\)/ { t += $NF } END { print t + 0 }' "$T/$name.folded")
 	check "$name: $no_lua of $total samples in the folded output without a Lua frame (<= 0.5 %)" \
 		'[ $(( no_lua * 200 )) -le "$total" ]'
+
+	# 2. Fast functions by their library names, as jit.p's vmdef.ffnames has them.
+	unnamed=$(sum_matching "$T/$name.folded" '[[]builtin#')
+	fmt=$(bp_share "$T/$name.folded" ';string[.]format(;|$)')
+	check "$name: string.format on $fmt % of the samples, $unnamed samples with a [builtin#N] frame" \
+		'[ "$unnamed" = 0 ] && awk -v s="$fmt" "BEGIN { exit !(s >= 3) }"'
 
 	# 3. One name for bc.lua's dump, whatever called it; its share as jit.p's under its names.
 	names=$(names_of "$T/$name.folded" bc.lua:133 | paste -sd, -)
