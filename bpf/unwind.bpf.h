@@ -409,6 +409,15 @@ static long walk_step(__u32 i, void *unused)
 		w->pc_exact = false;
 		return 0;
 	}
+	if (w->jit.vm_leaf && w->jit.vm_sp > sp) {
+		/* The leaf, recorded, is the VM's off its C frame (runtimes.bpf.h): on from there. */
+		w->jit.vm_leaf = 0;
+		w->pc = w->jit.vm_pc;
+		w->sp = w->jit.vm_sp;
+		w->jit.vm_sp = 0;
+		w->jit.below = BELOW_VM_AT;
+		return 0;
+	}
 	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
 	if (rule == ROW_CFA_NONE &&
 	    runtime_code_frame(&w->jit, w->tgid, w->gen, sp, &cfa, &ra, &bp, &w->pc_exact)) {

@@ -14,6 +14,10 @@
 #    per call site: bc.dump, bcdump and function (called by pcall). jit.p
 #    names by call site too (dump, bcdump, bc.lua:133): its share of samples
 #    holding any of them is the function's.
+# 4. With the JIT on, some 0.15 % of the samples had their Lua frames on
+#    [truncated];[unknown]: the VM's code entering a trace (BC_JLOOP) or
+#    leaving one (the exit handler) runs off its C frame, and the walk went
+#    on by the VM's CFI into a heap address.
 . tests/lib.sh
 
 RUN_S=6
@@ -73,8 +77,10 @@ for flag in -jon -joff; do
 	fi
 
 	# 1. Lua frames on all but 0.5 % of the samples of the process.
-	read -r n with without < <(sed -n 's/.*luajit: \([0-9]*\) samples of LuaJIT processes, \([0-9]*\) with their Lua frames.* without: \([0-9]*\) running no Lua.*/\1 \2 \3/p' "$T/$name.err")
-	check "$name: Lua frames on ${with:-no} of ${n:-no} samples, ${without:-?} running no Lua (>= 99.5 %)" \
+	summary='s/.*luajit: \([0-9]*\) samples of LuaJIT processes, \([0-9]*\) with their Lua'
+	summary+=' frames.* without: \([0-9]*\) running no Lua.*/\1 \2 \3/p'
+	read -r n with without < <(sed -n "$summary" "$T/$name.err")
+	check "$name: Lua frames on ${with:-no} of ${n:-no} samples (>= 99.5 %), ${without:-?} no Lua" \
 		'[ "${n:-0}" -gt 0 ] && [ $(( ${with:-0} * 1000 )) -ge $(( n * 995 )) ]'
 	no_lua=$(awk '!/ \([^()]+:[0-9]+\)/ { t += $NF } END { print t + 0 }' "$T/$name.folded")
 	check "$name: $no_lua of $total samples in the folded output without a Lua frame (<= 0.5 %)" \
@@ -93,7 +99,7 @@ for flag in -jon -joff; do
 		'[ "$split" = 0 ] && [ -n "$names" ] && [ "${names#*,}" = "$names" ]'
 	bp=$(bp_share "$T/$name.folded" ";$names [(]bc[.]lua:133[)]")
 	jp=$(jp_share "$T/$name.jp" dump bcdump bc.lua:133)
-	check "$name: $names (bc.lua:133) on $bp % of $total samples in bpfprof, $jp % of $jtotal in jit.p (within 5 points)" \
+	check "$name: $names (bc.lua:133) on $bp % of $total, $jp % of $jtotal in jit.p (5 points)" \
 		'close "$bp" "$jp"'
 	# Interpreted, where jit.p is right (with the JIT on, its samples fall where a trace
 	# checks for them: seen, bcline 17 % in jit.p against 63 % in bpfprof); jit.p sees no
@@ -105,5 +111,13 @@ for flag in -jon -joff; do
 	else
 		echo "# $name: bcline on $bp % in bpfprof, $jp % in jit.p (not compared: the JIT on)"
 	fi
-	echo "# $name: $(sum_matching "$T/$name.folded" '^[^;]*;[[]truncated[]]') of $total samples rooted at [truncated]"
+
+	# 4. Lua frames standing on [truncated];[unknown]: the VM's code run off its C frame
+	# (entering a trace, leaving one) walked on by the VM's CFI, which does not hold there.
+	lost=$(awk '/^[^;]*;\[truncated\];\[unknown\];.* \([^()]+:[0-9]+\)/ { t += $NF }
+		END { print t + 0 }' "$T/$name.folded")
+	check "$name: $lost of $total samples with Lua frames on [truncated];[unknown] (<= 0.05 %)" \
+		'[ $(( lost * 2000 )) -le "$total" ]'
+	echo "# $name: $(sum_matching "$T/$name.folded" '^[^;]*;[[]truncated[]]') of $total samples" \
+		"rooted at [truncated]"
 done
