@@ -711,6 +711,23 @@ static bool in_vm(const struct profile *p, const struct ruby_process *vm, const 
 }
 
 /*
+ * An rb_vm_exec met before any vm_exec_core of its own: the sample caught
+ * the VM entering, the entry's first frame pushed (a block rb_yield runs,
+ * a method rb_funcall calls) and its code not run yet. It stands for that
+ * entry when the newest frame left to place is an iseq's that begins one
+ * (after vm_exec_core has returned, the entry's frames are gone and the
+ * newest left is its caller's).
+ */
+static bool entering_vm(const struct profile *p, const struct ruby_process *vm,
+			const struct raw_interp *rr, uint32_t g, uint32_t loc)
+{
+	uint32_t instr = rr->frames[g].instr;
+
+	return (instr & INTERP_FRAME_ENTRY) && !(instr & RB_FRAME_CFUNC) &&
+	       in_range(p, loc, vm->vm_entry_lo, vm->vm_entry_hi);
+}
+
+/*
  * A C method stands at its own native frame, so that one called from C (a
  * method calling another through rb_funcall) stands above its caller's C
  * frames: of the native frames from..to, the one nearest above the start
@@ -804,7 +821,8 @@ uint32_t ruby_merge_frames(struct profile *p, const struct ruby_process *vm,
 	gc = rr->state == RB_VM_GC ? profile_special_location(p, "[ruby: gc]") : 0;
 	for (i = 0; i < n && m < max; i = v + 1) {
 		/* The native frames above the next VM frame v, and the C methods among them. */
-		for (v = i; v < n && (g >= rn || !in_vm(p, vm, frames, v, n)); v++)
+		for (v = i; v < n && (g >= rn || !(in_vm(p, vm, frames, v, n) ||
+						    entering_vm(p, vm, rr, g, frames[v]))); v++)
 			;
 		heads = v < n ? place_cfuncs(p, nm, rr, g, rn, frames, i, v, at) : 0;
 		for (k = 0, stop = UINT32_MAX, first = UINT32_MAX; k < heads; k++)

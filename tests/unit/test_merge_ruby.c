@@ -270,6 +270,40 @@ static void typical(void)
 	profile_release(&p);
 }
 
+/*
+ * The sample caught rb_yield entering the VM for render's block: the
+ * block's frame pushed, rb_vm_exec the leaf, its vm_exec_core not called
+ * yet (optcarrot's fiber, 0.45 % of its samples, put the older entry's
+ * frames at the root and the block's in its place). The leaf rb_vm_exec
+ * stands for the block's entry.
+ */
+static void entering(void)
+{
+	struct interp_stack st = gc_stack;
+	uint32_t frames[BPFPROF_MAX_DEPTH], n = 0, vms, unmatched;
+	struct profile p;
+	struct maps ms;
+	char *got;
+
+	profile_init(&p);
+	ms = mappings(&p);
+	st.state = RB_VM_RUBY;
+	frames[n++] = rs_native(&p, ms.libruby, LIBRUBY + 0x253080, "rb_vm_exec", NULL);
+	frames[n++] = rs_native(&p, ms.libruby, LIBRUBY + 0x257801, "rb_yield", NULL);
+	frames[n++] = rs_native(&p, ms.libruby, LIBRUBY + 0x4368b, NULL);	/* rb_ary_collect */
+	frames[n++] = rs_native(&p, ms.libruby, LIBRUBY + 0x24952f, NULL);
+	frames[n++] = rs_native(&p, ms.libruby, LIBRUBY + 0x24be2a, NULL);
+	n += root_frames(&p, &ms, 0x24ec9a, frames + n);
+	got = merged(&p, &st, frames, n, &vms, &unmatched);
+	expect_text(got, ROOT ";<main> (demo.rb:0);handle_request (demo.rb:30);render (demo.rb:14);"
+		    "Array#map;[libruby-3.1.so.3.1.2+0x4368b];rb_yield;block in render (demo.rb:15)",
+		    "ruby: rb_vm_exec entering the VM stands for the block it enters");
+	CHECK(vms == 2 && unmatched == 0, "ruby: entering, two entries met (%u), none unmatched (%u)",
+	      vms, unmatched);
+	free(got);
+	profile_release(&p);
+}
+
 static void cut(void)
 {
 	uint32_t frames[BPFPROF_MAX_DEPTH], n, vms, unmatched, i;
@@ -362,6 +396,7 @@ static void freed(void)
 void test_merge_ruby(void)
 {
 	typical();
+	entering();
 	cut();
 	freed();
 }
