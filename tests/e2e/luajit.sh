@@ -213,7 +213,9 @@ for h in "${hosts[@]}"; do
 	fi
 	read -r c_ns i_ns < "$T/$name.out"
 	L='lua_capi\.lua:[0-9]+'
-	c_self=$(sum_matching "$T/$name.folded" ';c_spin$')
+	# c_spin's own: it is the newest user frame (kernel frames may stand above it, as above
+	# inner's: an interrupt's, a reschedule IPI's on a loaded machine).
+	c_self=$(sum_matching "$T/$name.folded" ';c_spin(;[^;]*_\[k\])*$')
 	c_any=$(sum_matching "$T/$name.folded" ';c_spin(;|$)')
 	c_under=$(sum_matching "$T/$name.folded" ";outer \\($L\\);(.*;)?c_spin(;|\$)")
 	inner=$(sum_matching "$T/$name.folded" ";inner \\($L\\)(;|\$)")
