@@ -2,7 +2,7 @@
 /*
  * What every runtime's walk shares (include/bpfprof/interp.h): where a
  * sample's interpreter frames are stored, and the one way they are copied.
- * A runtime's walk (python.bpf.h, luajit.bpf.h, ruby.bpf.h) records its
+ * A runtime's walk (bpf/NAME.bpf.h, runtimes.bpf.h lists them) records its
  * frames in an interp_stack, names them by a hash in key->interp_hash, and
  * hands them to interp_store: into the active set's interp_stacks, to its
  * namer through its ring of notices if new there, and kept as this CPU's

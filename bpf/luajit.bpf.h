@@ -14,7 +14,7 @@
  * link is the return address into its caller, whose call instruction says
  * how far down the caller's frame is; other links (called from C, pcall,
  * vararg, continuation) carry that distance. Where C called into the VM
- * the frame is marked, as Python marks an eval call's first frame, so that
+ * the frame is marked (INTERP_FRAME_ENTRY), so that
  * userspace puts each run of frames in place of its VM's native frame. A
  * coroutine resumed from Lua continues with its resumer's frames: the VM's
  * C frame of the resume lies right below the resumer's, which records the
@@ -33,7 +33,7 @@
 
 #include "common.bpf.h"
 #include "interp.bpf.h"
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 #include "settings.bpf.h"
 
 /*
@@ -139,8 +139,8 @@ struct lj_func_seen {
 };
 
 /*
- * The walk's state, per CPU, and its frames (in a Python stack's shape:
- * store_interp_stack stores either).
+ * The walk's state, per CPU, and its frames (an interp_stack, which
+ * interp_store stores).
  */
 struct lua_walk {
 	__u64 window[LJ_WINDOW_SLOTS];

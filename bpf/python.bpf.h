@@ -20,7 +20,7 @@
 
 #include "common.bpf.h"
 #include "interp.bpf.h"
-#include "bpfprof/py_frames.h"
+#include "bpfprof/python_frames.h"
 #include "settings.bpf.h"
 
 /* Files that hold an interpreter, by identity; written by userspace. */

@@ -22,7 +22,7 @@
 #include "maps.bpf.h"
 #include "interp.bpf.h"
 #include "settings.bpf.h"
-#include "bpfprof/rb_frames.h"
+#include "bpfprof/ruby_frames.h"
 
 /* Files that hold a Ruby VM, by identity; written by userspace. */
 struct {

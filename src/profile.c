@@ -613,7 +613,7 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 		const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
 		strbuf_addstr(sb, profile_str(p, f->name));
-		/* An interpreter's function with a file (not a C method of Ruby's, say). */
+		/* An interpreter's function with a file (not a C function the runtime names, say). */
 		if (loc->kind >= FRAME_INTERP && f->filename)
 			strbuf_addf(sb, " (%s:%u)", interp_short_file(profile_str(p, f->filename)),
 				    f->start_line);

@@ -56,7 +56,7 @@ struct session {
 	struct symbolizer sym;
 	struct collector coll;
 	struct unwind_tables tables;	/* --unwind auto */
-	struct runtimes runtimes;	/* runtimes on (Python): none when off */
+	struct runtimes runtimes;	/* runtimes on: none when off */
 	struct sink *sinks;		/* --rotate, --push, --listen: windows of the profile */
 	struct server *server;		/* --listen (one of the sinks, for /metrics), else NULL */
 	bool samples_seen;		/* -v: a drain has handed out samples */
@@ -100,7 +100,7 @@ static void on_sample(void *ctx, const struct raw_sample *rs)
 
 /*
  * A drain flipped the sets: learn every mapping made before, and what the
- * runtimes sent (Python's code objects: the namer may not have come to the
+ * runtimes sent (their code objects: the namer may not have come to the
  * last), then name their samples.
  */
 static void before_read(void *ctx)
@@ -477,7 +477,7 @@ static int use_unwind_tables(struct session *ss)
 	return 0;
 }
 
-/* Runtimes (Python), unless off: each told of the files opened from now on, and of the profile's folds. */
+/* Runtimes, unless off: each told of the files opened from now on, and of the profile's folds. */
 static void use_runtimes(struct session *ss)
 {
 	struct file_listener l = runtimes_file_listener(&ss->runtimes);
@@ -600,7 +600,7 @@ static int profile_machine(const struct options *o, int cgroup_fd, struct profil
 out:
 	free_sinks(&ss, NULL);
 	*write_failed = ss.write_failed;
-	/* Python's namer reads the program's ring: stopped before the program goes. */
+	/* The runtimes' namers read the program's rings: stopped before the program goes. */
 	runtimes_free(&ss.runtimes);
 	sampler_free(ss.sampler);
 	if (ss.news_fd >= 0)

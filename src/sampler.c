@@ -93,7 +93,7 @@ static struct bpf_settings bpf_settings_of(const struct sampler_config *cfg)
 	return b;
 }
 
-/* A runtime's map NAME_WHAT in the program (its module's: python_files...), or NULL. */
+/* A runtime's map NAME_WHAT in the program (its module's: NAME_files...), or NULL. */
 static struct bpf_map *runtime_map(const struct sampler *s, const struct runtime_info *r,
 				   const char *what)
 {
@@ -480,7 +480,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->values = xmalloc(BATCH * sizeof(*s->values));
 	if (cfg->bpf.cfi_unwind) {
 		s->walk_keys = xmalloc(BATCH * sizeof(*s->walk_keys));
-		/* Room for a batch of walked stacks, or of the larger Python stacks. */
+		/* Room for a batch of walked stacks, or of the larger interpreter stacks. */
 		s->walk_ips = xmalloc(BATCH * sizeof(struct interp_stack));
 	}
 

@@ -54,7 +54,7 @@ const struct unwind_row *cfi_rows_find(const struct cfi_rows *t, uint32_t off);
 /*
  * An FDE of an .eh_frame and the rules of its first row (before its
  * location first advances), for a reader that knows a frame by its rules
- * (luajit_file.c). Registers by their x86-64 DWARF numbers.
+ * (a runtime's file reader). Registers by their x86-64 DWARF numbers.
  */
 #define CFI_HEAD_REGS 17		/* up to the return address's column */
 struct cfi_fde_head {

@@ -3,7 +3,7 @@
  * An interpreter's frames as every runtime's walk records them at a sample
  * (bpf/interp.bpf.h) and userspace reads them (src/runtime/): one shape for
  * all, each runtime saying in its own header what a frame's fields hold
- * (py_frames.h, lua_frames.h, rb_frames.h). Compiled by both sides.
+ * (NAME_frames.h). Compiled by both sides.
  */
 #ifndef BPFPROF_INTERP_H
 #define BPFPROF_INTERP_H
@@ -17,7 +17,7 @@
 
 /* One interpreter frame: what it runs (code), where in it (instr), and a check of code. */
 struct interp_frame {
-	__u64 code;			/* Python's code object, Lua's prototype, Ruby's iseq... */
+	__u64 code;			/* what it runs: a code object, a prototype, an iseq... */
 	__u32 instr;			/* the instruction, with the runtime's flag bits */
 	__u32 firstlineno;		/* read with code: tells a reused address */
 };
@@ -35,8 +35,8 @@ enum interp_walk_end {
 
 /*
  * Which interpreter a stack of frames is of (interp_stack.runtime): an id
- * below RUNTIME_KINDS that each runtime's header defines (RUNTIME_PYTHON
- * in py_frames.h...), and the userspace table checks is its own.
+ * below RUNTIME_KINDS that each runtime's header defines (RUNTIME_NAME
+ * in its NAME_frames.h), and the userspace table checks is its own.
  */
 #define RUNTIME_KINDS 8
 
@@ -53,7 +53,7 @@ struct interp_stack {
 	__u32 n;			/* frames */
 	__u8 end;			/* enum interp_walk_end */
 	__u8 runtime;			/* enum runtime_kind */
-	__u16 state;			/* the runtime's (LuaJIT's enum lua_vm_state...) */
+	__u16 state;			/* what the runtime's VM was doing, in its own terms */
 	struct interp_frame frames[INTERP_MAX_FRAMES];
 };
 

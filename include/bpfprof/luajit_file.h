@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Which ELF files hold a LuaJIT 2.1 VM, and what the BPF program's Lua walk
- * needs to know of each (struct luajit_file, lua_frames.h), found in the
+ * needs to know of each (struct luajit_file, luajit_frames.h), found in the
  * file's own code: Debian's builds are stripped and LuaJIT exports no
  * layout, so the VM's bounds come from the FDE its build tool emits in
  * .eh_frame, and the global state's offsets from the instructions of the
@@ -13,7 +13,7 @@
 #ifndef BPFPROF_LUAJIT_FILE_H
 #define BPFPROF_LUAJIT_FILE_H
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 
 /*
  * Whether the ELF file on fd (at path, named in debug messages only) holds

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 #include "bpfprof/runtime_merge.h"
 
 /*

@@ -4,7 +4,7 @@
  * another process's memory: its file, lines and line table, the line of
  * a bytecode position, and the name a call site gives the function it
  * calls, as LuaJIT's own debug info derives it (lj_debug_funcname). The
- * Lua frames of a sample (lua_frames.h) carry prototype addresses and
+ * Lua frames of a sample (luajit_frames.h) carry prototype addresses and
  * bytecode positions; this turns them into names and lines. Memory is
  * read through one callback, so the same code names a live process and a
  * test's own memory; everything read is bounded and checked, so a freed
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 #include "bpfprof/interp_names.h"
 
 /* Bounds on what is read: a prototype's size, a chunk name's bytes, a name's. */

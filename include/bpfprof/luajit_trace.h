@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 #include "bpfprof/interp_names.h"
 
 /* Frames a trace inlines, at most (LuaJIT's own limit, maxinline depth, is lower). */

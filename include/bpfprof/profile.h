@@ -34,7 +34,7 @@ enum frame_kind {
 	FRAME_JIT,
 	FRAME_SPECIAL,		/* made up by bpfprof: [lost: ...], [unknown] */
 	/*
-	 * An interpreter's function (a Python function, a Ruby method...):
+	 * An interpreter's function (a function of the script a runtime runs):
 	 * FRAME_INTERP + its runtime's id (interp.h); mapping 0, its address
 	 * made of function and line.
 	 */
@@ -186,7 +186,7 @@ static inline const char *profile_str(const struct profile *p, uint32_t id)
 /* Interned on everything but has_functions. */
 uint32_t profile_mapping(struct profile *p, const struct prof_mapping *m);
 uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name, uint32_t filename);
-/* The same, for a function whose first line is known (Python's). */
+/* The same, for a function whose first line is known (an interpreter's). */
 uint32_t profile_function_at(struct profile *p, uint32_t name, uint32_t system_name,
 			     uint32_t filename, uint32_t start_line);
 
@@ -286,7 +286,7 @@ const char *frame_kind_suffix(enum frame_kind kind);
 /*
  * The name to show for line i of location loc (i < nlines), or, for a
  * location with no lines, what bpfprof knows of it: "[module+0xoffset]",
- * the special label, or "[unknown]". A Python function's is its qualified
+ * the special label, or "[unknown]". An interpreter's function's is its
  * name, then its file's last part and first line: "main (app.py:10)", so
  * that it never merges with a native function's. Appended to sb.
  */

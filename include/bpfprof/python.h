@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "bpfprof/profile.h"
-#include "bpfprof/py_frames.h"
+#include "bpfprof/python_frames.h"
 #include "bpfprof/sampler.h"
 
 struct python;

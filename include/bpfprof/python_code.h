@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "bpfprof/interp_names.h"
-#include "bpfprof/py_frames.h"
+#include "bpfprof/python_frames.h"
 
 
 /* At most this many code points of a name are read; a line table of at most this many bytes. */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "bpfprof/py_frames.h"
+#include "bpfprof/python_frames.h"
 #include "bpfprof/runtime_merge.h"
 
 /* Python: each native frame of function eval_name (a string id of p) is one eval call. */

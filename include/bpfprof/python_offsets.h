@@ -10,7 +10,7 @@
 #ifndef BPFPROF_PYTHON_OFFSETS_H
 #define BPFPROF_PYTHON_OFFSETS_H
 
-#include "bpfprof/py_frames.h"
+#include "bpfprof/python_frames.h"
 
 /*
  * PyASCIIObject.state's bit fields, the same from 3.10 to 3.13 (their

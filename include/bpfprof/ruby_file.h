@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Which ELF files hold a CRuby VM (libruby), and what the BPF program's
- * Ruby walk needs of each (struct ruby_file, rb_frames.h), found without
+ * Ruby walk needs of each (struct ruby_file, ruby_frames.h), found without
  * debug information (Debian's libruby is stripped):
  *   the version       from the exported ruby_api_version, and with it the
  *                     layout of control frames: a row of a table by version
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpfprof/rb_frames.h"
+#include "bpfprof/ruby_frames.h"
 
 /*
  * Whether the ELF file on fd (at path, for debug lines) holds a Ruby VM: it

@@ -1,23 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Runtimes: interpreters whose own frames (Python's functions, LuaJIT's,
- * later Ruby's) are walked by the BPF program beside the native
- * stack and put in place of the native frames of the VM that ran them.
- * One interface, struct runtime_ops; the session holds a set of the
- * runtimes on (struct runtimes) and calls the set, never a runtime.
+ * Runtimes: interpreters whose own frames are walked by the BPF program
+ * beside the native stack and put in place of the native frames of the VM
+ * that ran them. One interface, struct runtime_ops, with a descriptor
+ * (runtime_info.h); the session holds a set of the runtimes on (struct
+ * runtimes) and calls the set, never a runtime.
  *
- * Adding a runtime (NAME) takes:
- *   1. bpf/NAME.bpf.h beside bpf/python.bpf.h: the walk at sample time,
- *      self-contained, called from the one sample path, with its maps
- *      (its files, its processes) and the frames it adds to a sample
- *      (struct raw_sample carries them to userspace: sampler.h).
- *   2. The sampler handing out those maps' fds (as sampler_python_maps),
- *      -1 when the runtime is off (an option, or no --unwind auto), and
- *      its figures in struct run_figures (run_figures.h, as struct python_stats).
- *   3. src/runtime/NAME.c implementing struct runtime_ops below and
- *      exporting `const struct runtime_ops NAME_runtime`; what every
- *      runtime keeps alike (the namer thread, its files, its processes)
- *      is in runtime_shared.h.
+ * Adding a runtime (NAME) takes its module and a line in each table:
+ *   1. bpf/NAME.bpf.h: the walk at sample time, self-contained, with its
+ *      maps (NAME_files, NAME_procs, NAME_notices), its frames handed to
+ *      interp_store (interp.bpf.h); its line in bpf/runtimes.bpf.h.
+ *   2. include/bpfprof/NAME*.h: its id, its counters, its layouts.
+ *   3. src/runtime/NAME*.c implementing struct runtime_ops below with its
+ *      descriptor, exporting `const struct runtime_ops NAME_runtime`; its
+ *      maps from sampler_runtime_maps; what every runtime keeps alike (the
+ *      namer thread, its files, its processes) is in runtime_shared.h.
  *   4. One line in runtime.c's runtime_list[]: &NAME_runtime.
  * Nothing else: the symbolizer tells the set of every file opened, the
  * session of every process running at start, the collector merges each
@@ -40,7 +37,7 @@
 /*
  * What a runtime implements: every op but summarize. rt is what start()
  * returned. Calls come from the session's thread, one at a time, but may
- * meet the runtime's own threads (Python's namer): it locks what it shares.
+ * meet the runtime's own threads (its namer): it locks what it shares.
  */
 struct runtime_ops {
 	const struct runtime_info *info;	/* its descriptor (runtime_info.h) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * What the runtimes' file readers (python_offsets.c, luajit_file.c,
- * ruby_file.c) read of an ELF file through libelf: the symbols they look for
+ * What the runtimes' file readers (src/runtime/NAME_file.c and the like)
+ * read of an ELF file through libelf: the symbols they look for
  * by name, its loadable segments, and bytes at a virtual address of the file
  * (pread, never mapped). A reader of untrusted files: a table it cannot read
  * is skipped; never prints; errors are negative errnos.

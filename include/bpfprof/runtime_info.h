@@ -19,13 +19,13 @@ struct runtime_hue {
 };
 
 struct runtime_info {
-	const char *name;		/* "python": its module, its BPF maps' prefix (python_files) */
+	const char *name;		/* its module's NAME, its BPF maps' prefix (NAME_files) */
 	uint32_t kind;			/* its id (interp.h): interp_stack.runtime, its stats block */
 	const char *option;		/* --no-OPTION leaves its frames out; the SVG's class */
 	const char *help;		/* --no-OPTION's help */
-	const char *what;		/* its frames in messages: "Python" */
+	const char *what;		/* its frames in messages, capitalised */
 	struct runtime_hue colour[3];	/* its frames' red, green and blue in the SVG */
-	/* A label its samples carry in pprof (LuaJIT's "lua_vm"), by interp_stack.state; or NULL. */
+	/* A label its samples carry in pprof (what its VM was doing), by interp_stack.state; or NULL. */
 	const char *state_label;
 	const char *const *state_names;
 	uint32_t nr_states;

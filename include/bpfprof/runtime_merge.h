@@ -3,7 +3,7 @@
  * A runtime's merge apart from its processes: where a sample's
  * interpreter frames go among its native frames, given what names them.
  * Each runtime's module declares its NAME_merge_frames in its own header
- * (python.h, luajit_merge.h, ruby_merge.h) and merges through it with the
+ * (NAME_merge.h) and merges through it with the
  * names its namer read from each process; the unit tests with names of
  * their own, on recorded stacks.
  */
@@ -22,7 +22,7 @@ struct merge_names {
 	/* The profile location of frames[g] of the runtime's frames[0..n) (newest first). */
 	uint32_t (*locate)(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
 			   uint32_t n);
-	/* A runtime's own question (Ruby's: the C function method entry me runs); 0: not known. */
+	/* A runtime's own question: the C function its method entry me runs; 0: not known. */
 	uint64_t (*cfunc)(void *ctx, uint64_t me);
 	void *ctx;
 };

@@ -50,7 +50,7 @@ struct namer {
 
 /*
  * Notices from the ring at notices_fd, each to on_notice(ctx, ...) under
- * lock, on a thread woken by them (NAMER_MS apart at most). what ("Python", "Lua") names the
+ * lock, on a thread woken by them (NAMER_MS apart at most). what (its frames, capitalised) names the
  * frames in the warning when that cannot be (named at each drain then).
  */
 void namer_start(struct namer *n, int notices_fd, ring_buffer_sample_fn on_notice, void *ctx,
@@ -147,7 +147,7 @@ struct runtime_base {
 
 /* What a runtime is, for runtime_base_init. */
 struct runtime_desc {
-	const char *what;		/* its frames in warnings: "Python" */
+	const char *what;		/* its frames in warnings, capitalised */
 	size_t file_size;		/* of what runtime_files keeps a file */
 	size_t proc_size;		/* of its process state (struct runtime_proc first) */
 	void (*release)(struct runtime_proc *p);
@@ -192,7 +192,7 @@ void runtime_renumber_none(void *rt);
 /* A state runtime_base_new made, whose runtime keeps nothing beyond its base: released, freed. */
 void runtime_free(void *rt);
 
-/* Merging: a native frame in no file (a JIT's code: a LuaJIT trace, YJIT's). */
+/* Merging: a native frame in no file (a JIT's code: a trace a runtime compiled). */
 bool runtime_frame_anonymous(const struct profile *p, uint32_t loc);
 
 #endif

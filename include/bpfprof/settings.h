@@ -18,7 +18,7 @@
 
 /*
  * Room for this many unwind table rows (8 bytes each, 32 MiB): every file
- * the test machine maps at start takes some 90,000, python3.11 alone 65,000.
+ * the test machine maps at start takes some 90,000, an interpreter alone 65,000.
  */
 #define UNWIND_ROWS (4u << 20)
 

@@ -284,7 +284,7 @@ static void path_walk(struct cg *cg, const struct cg_path *path)
 		for (j = loc->nlines; j-- > 0;) {
 			const struct prof_line *l = &p->lines[loc->first_line + j];
 
-			/* No line (a Python frame between instructions): where it begins. */
+			/* No line (an interpreter's frame between instructions): where it begins. */
 			seq_push(cg, &n, frame_func(cg, frames[i], j),
 				 l->line ?: p->functions[l->function].start_line);
 		}

@@ -265,7 +265,7 @@ static void emit_functions(struct pprof_writer *w)
 
 /*
  * The runtimes' strings after S_RUNTIMES, by id (the profile's): each one's
- * label (LuaJIT's "lua_vm") and its values, for a runtime that has one.
+ * label (its descriptor's state_label) and its values, for a runtime that has one.
  * runtime_string(i): the i-th; runtime_strings(w): where each label is.
  */
 static const char *runtime_string(const struct profile *p, uint32_t i)

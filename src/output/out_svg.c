@@ -234,8 +234,8 @@ static void add_label(struct strbuf *sb, const char *name, double x, uint32_t y,
  * flamegraph.pl's conventions: user code in warm hues picked by a hash of
  * the name, so a function keeps its colour from graph to graph; the kernel
  * a paler orange, JIT code green, inlined functions aqua, an interpreter's
- * functions in its runtime's colour (Python's blue, Lua's violet, Ruby's
- * rose), what bpfprof made up grey.
+ * functions in its runtime's colour (its descriptor's), what bpfprof made
+ * up grey.
  */
 static void frame_colour(const char *name, uint32_t kind, const struct runtime_info *rt,
 			 char out[8])

@@ -14,7 +14,7 @@
 #include "bpfprof/luajit_proto.h"
 #include "bpfprof/util.h"
 
-/* GCproto members lua_frames.h does not name (GC64). */
+/* GCproto members luajit_frames.h does not name (GC64). */
 #define PT_GCT		0x09
 #define PT_K		0x20	/* MRef: the number constants; GC constants below it */
 #define PT_SIZEKGC	0x30

@@ -18,7 +18,7 @@
 
 #include "bpfprof/python.h"
 #include "bpfprof/python_merge.h"
-#include "bpfprof/rb_frames.h"
+#include "bpfprof/ruby_frames.h"
 #include "runtime_stacks.h"
 #include "unit.h"
 

@@ -6,8 +6,8 @@
  * frames by version, and how a sample's Ruby frames are recorded.
  * Compiled by both sides.
  *
- * A sample's Ruby frames travel as Python's do (struct interp_stack,
- * py_frames.h), with stack.runtime RUNTIME_RUBY, in these terms:
+ * A sample's Ruby frames travel as every runtime's do (struct interp_stack,
+ * interp.h), with stack.runtime RUNTIME_RUBY, in these terms:
  *   frame.code        a Ruby frame's instruction sequence (rb_iseq_t *), or
  *                     a C method's method entry (RB_FRAME_CFUNC in instr);
  *   frame.instr       bits 3..31 of the frame's pc (an iseq frame's: the
@@ -17,8 +17,8 @@
  *   frame.firstlineno 0.
  *   stack.state       enum rb_vm_state.
  */
-#ifndef BPFPROF_RB_FRAMES_H
-#define BPFPROF_RB_FRAMES_H
+#ifndef BPFPROF_RUBY_FRAMES_H
+#define BPFPROF_RUBY_FRAMES_H
 
 #include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
@@ -79,7 +79,7 @@ struct ruby_gc {
 
 /* A file holding a Ruby VM (libruby.so, or a ruby linked statically). */
 struct ruby_file {
-	/* Addresses less the code's (vaddr - offset), as python_file's. */
+	/* Addresses less the code's (vaddr - offset). */
 	__u64 vm_exec_lo_rel;		/* vm_exec_core: the VM's native frame of each entry */
 	__u64 vm_exec_hi_rel;
 	__u64 ec_tls_rel;		/* the GOT pair ld.so fills for ruby_current_ec: module id, offset */
@@ -119,7 +119,7 @@ struct ruby_process {
 #define RB_FRAME_MAGIC_DUMMY	0x79990001u
 #define RB_FRAME_FLAG_FINISH	0x20u		/* the first frame of an entry into the VM */
 
-/* In py_frame.instr of a Ruby frame. */
+/* In interp_frame.instr of a Ruby frame. */
 #define RB_FRAME_CFUNC		0x40000000u	/* code: a C method's method entry */
 #define RB_FRAME_PC_MASK	0x1fffffffu	/* pc >> 3, its low 29 bits */
 

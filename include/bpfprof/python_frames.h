@@ -5,8 +5,8 @@
  * states and frames (one py_offsets per CPython version), which files are
  * interpreters, and the Python frames of a sample. Compiled by both sides.
  */
-#ifndef BPFPROF_PY_FRAMES_H
-#define BPFPROF_PY_FRAMES_H
+#ifndef BPFPROF_PYTHON_FRAMES_H
+#define BPFPROF_PYTHON_FRAMES_H
 
 #include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"

@@ -5,23 +5,22 @@
  * (GC64, x86-64) keeps its VM code and global state, which files hold one,
  * and how a sample's Lua frames are recorded. Compiled by both sides.
  *
- * A sample's Lua frames travel as a Python stack does (struct interp_stack,
- * py_frames.h), with stack.runtime RUNTIME_LUAJIT, in these terms:
+ * A sample's Lua frames travel as every runtime's do (struct interp_stack,
+ * interp.h), with stack.runtime RUNTIME_LUAJIT, in these terms:
  *   frame.code        the function's GCproto address (Lua functions), or 0
  *                     with LUA_FRAME_BUILTIN in instr (a fast function);
  *   frame.instr       the bytecode position (instructions from the
  *                     prototype's first; LUA_NO_PC: not known), or the fast
  *                     function's id; | INTERP_FRAME_ENTRY on the first frame one
- *                     entry into the VM ran (its caller is C), as Python's
- *                     eval calls; | LUA_FRAME_CALLED when the frame below
+ *                     entry into the VM ran (its caller is C); | LUA_FRAME_CALLED when the frame below
  *                     called this one from Lua (its call site names it);
  *   frame.firstlineno the prototype's first line, read with it (a freed
  *                     and reused address reads another);
  *   a first frame with LUA_FRAME_TRACE: where in a trace the sample was.
  *   stack.state       enum lua_vm_state of the sample.
  */
-#ifndef BPFPROF_LUA_FRAMES_H
-#define BPFPROF_LUA_FRAMES_H
+#ifndef BPFPROF_LUAJIT_FRAMES_H
+#define BPFPROF_LUAJIT_FRAMES_H
 
 #include "bpfprof/interp.h"
 #include "bpfprof/unwind_row.h"
@@ -31,7 +30,7 @@
 
 /* A file holding a LuaJIT VM (libluajit-5.1.so, a luajit executable, or a host linking it in). */
 struct luajit_file {
-	/* Addresses less the code's (vaddr - offset), as python_file's. */
+	/* Addresses less the code's (vaddr - offset). */
 	__u64 vm_begin_rel;		/* the VM's code: lj_vm_asm_begin .. lj_vm_ffi_call's end */
 	__u64 vm_end_rel;
 	__u32 known;			/* 0: a LuaJIT build bpfprof cannot read (native frames only) */
