@@ -20,4 +20,20 @@ typedef int interp_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
  */
 const char *interp_short_file(const char *path);
 
+struct profile;
+
+/*
+ * An interpreter's function in p: name, and with a file (file NULL: a
+ * function of no file, a C method) its file and first line. Its system
+ * name says where, as the folded name does ("name (file.py:10)"): equal to
+ * the name, pprof would take "<module>" for C++ and cut it.
+ */
+uint32_t interp_function(struct profile *p, const char *name, const char *file, uint32_t first);
+/*
+ * The location of runtime kind's function at line in p, found or made: in
+ * no mapping, at an address no native frame has (the top bit, then the
+ * runtime's id, the function and the line).
+ */
+uint32_t interp_location(struct profile *p, uint32_t kind, uint32_t function, uint32_t line);
+
 #endif

@@ -3,6 +3,33 @@
 #include <string.h>
 
 #include "bpfprof/interp_names.h"
+#include "bpfprof/profile.h"
+#include "bpfprof/util.h"
+
+uint32_t interp_function(struct profile *p, const char *name, const char *file, uint32_t first)
+{
+	struct strbuf system;
+	uint32_t function;
+
+	if (!file)
+		return profile_function_at(p, profile_string(p, name), profile_string(p, name), 0, 0);
+	strbuf_init(&system);
+	strbuf_addf(&system, "%s (%s:%u)", name, interp_short_file(file), first);
+	function = profile_function_at(p, profile_string(p, name), profile_string(p, system.buf),
+				       profile_string(p, file), first);
+	strbuf_release(&system);
+	return function;
+}
+
+uint32_t interp_location(struct profile *p, uint32_t kind, uint32_t function, uint32_t line)
+{
+	struct prof_line l = { function, line };
+	uint64_t address = 1ull << 63 | (uint64_t)kind << 56 | (uint64_t)function << 24 |
+			   (line & 0xffffff);
+	uint32_t loc = profile_location_find(p, 0, address);
+
+	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, FRAME_INTERP + kind, &l, 1);
+}
 
 const char *interp_short_file(const char *path)
 {

@@ -9,7 +9,7 @@
  *              kernel's identity of it, and its layout
  *   processes  per tgid: where its VM's code is, its prototypes and the
  *              names its call sites give
- *   locations  (function, line) -> profile location, as Python's
+ *   locations  (function, line) -> profile location (interp_location)
  *
  * A Lua function is named as LuaJIT's own debug information names it: by
  * the call instruction of a caller ("alpha", "M.serve", "M:method"),
@@ -382,9 +382,6 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 
 /* Merging --------------------------------------------------------------------- */
 
-/* Addresses of Lua locations: in no mapping, apart from native and Python ones. */
-#define LUA_LOCATION (3ull << 62)
-
 static const char *const state_frames[LUA_VM_STATE_MAX] = {
 	[LUA_VM_GC] = "[lua: gc]",
 	[LUA_VM_EXIT] = "[lua: trace exit]",
@@ -415,8 +412,9 @@ static uint32_t builtin_location(struct profile *p, const struct luajit *lj,
 
 	if (pp && pp->bpf.ffnames && pp->bpf.ffnames <= lj->nr_ffnames)
 		name = luajit_ffname(&lj->ffnames[pp->bpf.ffnames - 1], ffid);
+	/* A fast function: a Lua frame of no file, as jit.p names it. */
 	if (name)
-		return profile_special_location(p, name);
+		return interp_location(p, RUNTIME_LUAJIT, interp_function(p, name, NULL, 0), 0);
 	snprintf(label, sizeof(label), "[builtin#%u]", ffid);
 	return profile_special_location(p, label);
 }
@@ -426,31 +424,16 @@ static uint32_t frame_location(struct profile *p, const struct luajit *lj, const
 			       const struct interp_frame *f)
 {
 	struct lj_proto *proto;
-	struct prof_line line;
-	struct strbuf sb;
-	uint64_t address;
-	uint32_t loc;
-	const char *name;
 
 	if (f->instr & LUA_FRAME_BUILTIN)
 		return builtin_location(p, lj, pp, f->instr & LUA_FRAME_POS_MASK);
 	proto = pp ? find_proto(pp, f->code, f->firstlineno) : NULL;
 	if (!proto || !proto->ok)
 		return profile_special_location(p, "[lua: function not read]");
-	name = proto_name(proto);
-	strbuf_init(&sb);
-	strbuf_addf(&sb, "%s (%s:%u)", name, interp_short_file(proto->info.file),
-		    proto->info.firstline);
-	line.function = profile_function_at(p, profile_string(p, name), profile_string(p, sb.buf),
-					    profile_string(p, proto->info.file),
-					    proto->info.firstline);
-	strbuf_release(&sb);
-	line.line = luajit_proto_line(&proto->info, f->instr & LUA_FRAME_POS_MASK);
-	address = LUA_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
-	loc = profile_location_find(p, 0, address);
-	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_LUAJIT, &line, 1);
-	return loc;
+	return interp_location(p, RUNTIME_LUAJIT,
+			       interp_function(p, proto_name(proto), proto->info.file,
+					       proto->info.firstline),
+			       luajit_proto_line(&proto->info, f->instr & LUA_FRAME_POS_MASK));
 }
 
 static bool in_vm(const struct profile *p, const struct luajit_process *vm, uint32_t loc)

@@ -265,43 +265,19 @@ static void stack_seen(struct python *py, uint32_t tgid, uint32_t gen,
 
 /* Merging ----------------------------------------------------------------- */
 
-/* Addresses of Python locations: in no mapping, apart from any native address. */
-#define PY_LOCATION (1ull << 63)
-
 /* The profile location of one Python frame: its function's, at its line. */
 static uint32_t frame_location(struct profile *p, const struct py_proc *pp,
 			       const struct interp_frame *f)
 {
 	struct py_code *c = pp ? find_code(pp, f->code, f->firstlineno) : NULL;
-	struct prof_line line;
-	uint64_t address;
-	uint32_t loc;
 
 	if (!c || !c->ok)
 		return profile_special_location(p, "[python: code not read]");
-	if (!c->function) {
-		struct strbuf system;
-
-		/*
-		 * The system name says where, as the folded name does: equal to
-		 * the name, pprof would take "<module>" for C++ and cut it.
-		 */
-		strbuf_init(&system);
-		strbuf_addf(&system, "%s (%s:%u)", c->info.qualname,
-			    interp_short_file(c->info.filename), c->info.firstlineno);
-		c->function = 1 + profile_function_at(p, profile_string(p, c->info.qualname),
-						      profile_string(p, system.buf),
-						      profile_string(p, c->info.filename),
-						      c->info.firstlineno);
-		strbuf_release(&system);
-	}
-	line.function = c->function - 1;
-	line.line = python_code_line(&pp->bpf.off, &c->info, f->instr & ~INTERP_FRAME_ENTRY);
-	address = PY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
-	loc = profile_location_find(p, 0, address);
-	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_PYTHON, &line, 1);
-	return loc;
+	if (!c->function)
+		c->function = 1 + interp_function(p, c->info.qualname, c->info.filename,
+						  c->info.firstlineno);
+	return interp_location(p, RUNTIME_PYTHON, c->function - 1,
+			       python_code_line(&pp->bpf.off, &c->info, f->instr & ~INTERP_FRAME_ENTRY));
 }
 
 /* The profile's string id of "_PyEval_EvalFrameDefault". */

@@ -647,48 +647,27 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 
 /* Merging --------------------------------------------------------------------- */
 
-/* Addresses of Ruby locations: in no mapping, apart from native, Python and Lua ones. */
-#define RUBY_LOCATION (5ull << 61)
-
 /* The profile location of frame f: its iseq's, at its line; or its C method's. */
 static uint32_t frame_location(struct profile *p, const struct rb_proc *pp,
 			       const struct interp_frame *f)
 {
+	const struct rb_method *m;
 	const struct rb_iseq *q;
 	const struct rb_line *l;
-	struct prof_line line;
-	struct strbuf sb;
-	uint64_t address;
-	uint32_t loc;
 
 	if (f->instr & RB_FRAME_CFUNC) {
 		/* A C method: its name, a Ruby frame of no file. */
-		const struct rb_method *m = find_method(pp, f->code);
-		uint32_t name;
-
+		m = find_method(pp, f->code);
 		if (!m || !m->name)
 			return profile_special_location(p, "[ruby: method not read]");
-		name = profile_string(p, m->name);
-		line.function = profile_function_at(p, name, name, 0, 0);
-		line.line = 0;
-	} else {
-		q = find_iseq(pp, f->code);
-		if (!q || !q->ok)
-			return profile_special_location(p, "[ruby: iseq not read]");
-		strbuf_init(&sb);
-		strbuf_addf(&sb, "%s (%s:%u)", q->label, interp_short_file(q->file), q->first_lineno);
-		line.function = profile_function_at(p, profile_string(p, q->label),
-						    profile_string(p, sb.buf), profile_string(p, q->file),
-						    q->first_lineno);
-		strbuf_release(&sb);
-		l = find_line(pp, q->addr, f->instr & RB_FRAME_PC_MASK);
-		line.line = l ? l->line : q->first_lineno;
+		return interp_location(p, RUNTIME_RUBY, interp_function(p, m->name, NULL, 0), 0);
 	}
-	address = RUBY_LOCATION | (uint64_t)line.function << 24 | (line.line & 0xffffff);
-	loc = profile_location_find(p, 0, address);
-	if (loc == ITAB_NONE)
-		loc = profile_location_add(p, 0, address, FRAME_INTERP + RUNTIME_RUBY, &line, 1);
-	return loc;
+	q = find_iseq(pp, f->code);
+	if (!q || !q->ok)
+		return profile_special_location(p, "[ruby: iseq not read]");
+	l = find_line(pp, q->addr, f->instr & RB_FRAME_PC_MASK);
+	return interp_location(p, RUNTIME_RUBY, interp_function(p, q->label, q->file, q->first_lineno),
+			       l ? l->line : q->first_lineno);
 }
 
 static bool in_range(const struct profile *p, uint32_t loc, uint64_t lo, uint64_t hi)

@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "bpfprof/lua_frames.h"
+#include "bpfprof/luajit_frames.h"
 #include "bpfprof/python_code.h"
-#include "bpfprof/rb_frames.h"
+#include "bpfprof/ruby_frames.h"
 #include "runtime_stacks.h"
 
 uint32_t rs_mapping(struct profile *p, const char *file, uint64_t start, uint64_t offset,
@@ -46,26 +46,7 @@ uint32_t rs_native(struct profile *p, uint32_t mapping, uint64_t address, ...)
 uint32_t rs_runtime(struct profile *p, enum frame_kind kind, const char *name, const char *file,
 		    uint32_t first, uint32_t line)
 {
-	struct prof_line l = { 0, line };
-	struct strbuf system;
-	uint64_t address;
-	uint32_t loc;
-
-	strbuf_init(&system);
-	if (file)
-		strbuf_addf(&system, "%s (%s:%u)", name, interp_short_file(file), first);
-	else
-		strbuf_addstr(&system, name);
-	l.function = profile_function_at(p, profile_string(p, name), profile_string(p, system.buf),
-					 file ? profile_string(p, file) : 0, first);
-	strbuf_release(&system);
-	/* In no mapping, as the runtimes' own: apart from native addresses by the top bits. */
-	address = (uint64_t)(kind == FRAME_INTERP + RUNTIME_PYTHON   ? 4
-			     : kind == FRAME_INTERP + RUNTIME_LUAJIT ? 6
-								      : 5) << 61 |
-		  (uint64_t)l.function << 24 | (line & 0xffffff);
-	loc = profile_location_find(p, 0, address);
-	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, kind, &l, 1);
+	return interp_location(p, kind - FRAME_INTERP, interp_function(p, name, file, first), line);
 }
 
 char *rs_folded(const struct profile *p, const char *comm, const uint32_t *frames, uint32_t n)
