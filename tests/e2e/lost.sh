@@ -7,8 +7,11 @@ start_workload spin 12 busy 2
 start_workload syscall 12
 sleep 0.3
 
-# Tiny maps: most samples need the ring buffer, which is big enough.
-$BPFPROF -F 999 -d 2 -v --stack-storage-size 8 --max-stacks 4 -o "$T/small.folded" 2> "$T/small.err"
+# Tiny maps: most samples need the ring buffer, sized here to hold the whole run (2 s of both
+# CPUs' samples, some 1.3 KiB each), so that nothing is lost even when the reader gets no CPU
+# for a while (a sanitizer build beside two busy loops lost some with the default 1 MiB).
+$BPFPROF -F 999 -d 2 -v --stack-storage-size 8 --max-stacks 4 --ring-buffer-size 16384 \
+	-o "$T/small.folded" 2> "$T/small.err"
 total=$(folded_total "$T/small.folded")
 saved=$(sed -n 's/.* \([0-9]*\) saved through the ring buffer.*/\1/p' "$T/small.err")
 if [ -n "$total" ] && [ "${saved:-0}" -gt 100 ] && grep -q '^bpfprof: lost 0 samples' "$T/small.err"; then
