@@ -13,7 +13,6 @@
 
 #include "common.bpf.h"
 #include "maps.bpf.h"
-#include "runtimes.bpf.h"
 #include "settings.bpf.h"
 #include "unwind.bpf.h"
 
@@ -60,8 +59,8 @@ struct key_build {
 	/*
 	 * A CPU sample, else a thread leaving its CPU. A switch is no sample:
 	 * stacks it finds none of are not in the samples' statistics, and its
-	 * frame-pointer user stack and interpreter frames go uncounted and
-	 * never send it whole (offcpu.bpf.h keeps its own copies of both).
+	 * frame-pointer user stack goes uncounted and never sends it whole
+	 * (offcpu.bpf.h keeps its own copy).
 	 */
 	bool sample;
 	bool user_mode;		/* a sample that interrupted user code: no kernel stack */
@@ -76,8 +75,9 @@ struct key_build {
 
 /*
  * The current task's stacks into the key and kb's set: the kernel stack's
- * id, the user stack's (frame pointers) or walked hash (--unwind auto),
- * and its interpreters' frames.
+ * id, the user stack's (frame pointers) or walked hash (--unwind auto).
+ * Its interpreter's frames are its runtime's program's to walk, next
+ * (runtime_walks.bpf.h).
  */
 static __always_inline void key_stacks(struct sample_key *key, struct key_build *kb,
 				       struct sample_stats *st)
@@ -109,13 +109,6 @@ static __always_inline void key_stacks(struct sample_key *key, struct key_build 
 		store_walked(set, key, st, &kb->cause);
 	else if (kb->sample)
 		st->v[STAT_USTACK_NONE]++;
-	if (kb->sample) {
-		runtime_frames(key, set, st, &kb->cause);
-	} else {
-		int ignored = -1;
-
-		runtime_frames(key, set, st, &ignored);
-	}
 }
 
 #endif

@@ -23,6 +23,7 @@
 #include "key.bpf.h"
 #include "maps.bpf.h"
 #include "interp.bpf.h"
+#include "runtime_walks.bpf.h"
 #include "settings.bpf.h"
 #include "unwind.bpf.h"
 
@@ -132,12 +133,25 @@ static __always_inline void keep_walk(struct offcpu_task *e, struct walked_stack
 	e->nreads = n;
 }
 
-/* prev (the current task) leaves the CPU: its key and stacks recorded. */
+/*
+ * A thread leaving its CPU has its stacks: its interpreter frames kept
+ * for a block across a drain, and it is off from now. The last of its
+ * programs does it (runtime_walks.bpf.h).
+ */
+static __always_inline void switch_done(struct offcpu_task *e)
+{
+	if (settings.runtime_frames && settings.cfi_unwind)
+		interp_stack_copy(&e->key, &e->interp);
+	e->since = bpf_ktime_get_ns();
+}
+
+/* prev (the current task) leaves the CPU: its key and stacks recorded, then its runtime's frames. */
 static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool preempt,
 				     __u32 epoch, struct sample_stats *st)
 {
 	struct key_build kb = { .ctx = ctx, .set = epoch & 1 };
 	struct walked_stack *w;
+	struct walk_carry *c;
 	struct offcpu_task *e;
 	struct sample_key *key;
 	struct user_regs regs;
@@ -183,12 +197,16 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	} else if (settings.user_stacks && !settings.cfi_unwind) {
 		e->nu = frames_in(bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK));
 	}
-	if (settings.runtime_frames && settings.cfi_unwind)
-		interp_stack_copy(key, &e->interp);
 	/* A stack the maps could not take: the block goes whole when it ends. */
 	e->epoch = kb.cause >= 0 || (settings.kernel_stacks && key->kstack_id == BPFPROF_NO_STACK)
 		? ~epoch : epoch;
-	e->since = bpf_ktime_get_ns();
+	c = walk_carry_of(CARRY_SWITCH);
+	if (c) {
+		c->set = kb.set;
+		c->next = 0;
+		walk_runtimes(ctx, &switch_walks, key, c);
+	}
+	switch_done(e);
 }
 
 /* A block whose stacks' set was drained since: sent whole, its stacks copied. */

@@ -6,8 +6,8 @@
  * nothing of symbols.
  *
  * The object's other programs share its maps, so they are compiled with it:
- * the process trackers (procs.bpf.h) and the off-CPU path (offcpu.bpf.h),
- * included at the end.
+ * the process trackers (procs.bpf.h), the off-CPU path (offcpu.bpf.h) and
+ * each runtime's walk (runtime_walks.bpf.h), at the end.
  */
 #include "common.bpf.h"
 #include "filter.bpf.h"
@@ -15,6 +15,7 @@
 #include "maps.bpf.h"
 #include "interp.bpf.h"
 #include "settings.bpf.h"
+#include "runtime_walks.bpf.h"
 #include "unwind.bpf.h"
 
 static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
@@ -191,6 +192,28 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 	st->v[STAT_DWARF_SENT]++;
 }
 
+/*
+ * The sample counted in the set it began in, or sent whole if the maps
+ * could not take it: the last of its programs does it (runtime_walks.bpf.h).
+ */
+static __always_inline void sample_done(struct bpf_perf_event_data *ctx, struct walk_carry *c,
+					struct sample_stats *st)
+{
+	__u32 set = c->set & 1;
+	int cause = -1;
+
+	take_cause(c->cause, &cause);
+	if (cause < 0 && !count(set, &c->key, 1)) {
+		st->v[STAT_COUNTS_FULL]++;
+		cause = CAUSE_COUNTS_FULL;
+	}
+	if (cause >= 0) {
+		send_whole(ctx, &c->key, c->user_mode, st, cause, c->walked);
+		return;
+	}
+	st->v[STAT_COUNTED_SET0 + set]++;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -198,10 +221,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, tgid = id >> 32, pid = (__u32)id;
 	struct key_build kb = { .ctx = ctx, .sample = true };
 	struct sample_stats *st;
-	struct sample_key key;
+	struct walk_carry *c;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
+	c = walk_carry_of(CARRY_SAMPLE);
+	if (!st || !c)
 		return 0;
 	st->v[STAT_SAMPLES]++;
 
@@ -223,26 +247,27 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	st->v[kb.user_mode ? STAT_USER_MODE : STAT_KERNEL_MODE]++;
 	st->v[STAT_CPU_STATE + cpu_state(kb.user_mode, pid)]++;
 
-	key_begin(&key, tgid, pid, STATE_RUNNING, !kb.user_mode);
+	key_begin(&c->key, tgid, pid, STATE_RUNNING, !kb.user_mode);
 	if (settings.dwarf_unwind) {
-		send_for_unwinding(ctx, &key, st, kb.user_mode);
+		send_for_unwinding(ctx, &c->key, st, kb.user_mode);
 		return 0;
 	}
 	kb.set = active_set & 1;
-	key_stacks(&key, &kb, st);
-	if (kb.cause < 0 && !count(kb.set, &key, 1)) {
-		st->v[STAT_COUNTS_FULL]++;
-		kb.cause = CAUSE_COUNTS_FULL;
-	}
-	if (kb.cause >= 0) {
-		send_whole(ctx, &key, kb.user_mode, st, kb.cause, kb.walked);
-		return 0;
-	}
-	st->v[STAT_COUNTED_SET0 + kb.set]++;
+	key_stacks(&c->key, &kb, st);
+	c->set = kb.set;
+	c->cause = kb.cause;
+	c->walked = kb.walked;
+	c->user_mode = kb.user_mode;
+	c->next = 0;
+	walk_runtimes(ctx, &sample_walks, &c->key, c);
+	sample_done(ctx, c, st);
 	return 0;
 }
 
 #include "procs.bpf.h"
 #include "offcpu.bpf.h"
+
+/* Each runtime's walk, loaded when a process of it is first seen. */
+RUNTIME_WALKS(RUNTIME_PROGRAMS)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -5,8 +5,9 @@
  * runtime is a header beside them, with a line in each function below:
  * its processes found from the mappings the walk reads, what it needs
  * before the native walk (where generated code puts the VM's frame), code
- * of its own the native walk finds no table row for, its frames walked
- * where a sample's stacks are (key.bpf.h). A sample is of one process, so
+ * of its own the native walk finds no table row for, and its walk of a
+ * sample's frames: a program of its own (runtime_walks.bpf.h), loaded when
+ * a process of the runtime is first seen. A sample is of one process, so
  * of one runtime at most: its frames go in the key's interp_hash through
  * interp.bpf.h, whichever runtime walked them. Nothing else in bpf/ names
  * a runtime.
@@ -72,28 +73,15 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 	return false;
 }
 
-/* A global function's result, bounded where the verifier sees it (-1, none, is 3 then). */
-static __always_inline void take_cause(int c, int *cause)
-{
-	_Static_assert(CAUSE_MAX == 3, "the mask below is CAUSE_MAX");
-	asm volatile("%[c] &= 3" : [c] "+r"(c));
-	if (c < CAUSE_MAX)
-		*cause = c;
-}
-
 /*
- * The thread's interpreter frames walked and stored into the set; *cause
- * set if a map had no room (the sample must go whole).
+ * Each runtime's walk of a sample's frames: NAME_sample(key, set, st),
+ * storing them with interp_store and returning the fallback's cause or -1.
+ * Each is its own pair of programs (runtime_walks.bpf.h), tried in the
+ * order of their ids.
  */
-static __always_inline void runtime_frames(struct sample_key *key, __u32 set, struct sample_stats *st,
-					   int *cause)
-{
-	if (runtime_on(RUNTIME_PYTHON))
-		take_cause(python_sample(key, set, st), cause);
-	if (runtime_on(RUNTIME_LUAJIT) && !key->interp_hash)
-		take_cause(luajit_sample(key, set, st), cause);
-	if (runtime_on(RUNTIME_RUBY) && !key->interp_hash)
-		take_cause(ruby_sample(key, set, st), cause);
-}
+#define RUNTIME_WALKS(X)		\
+	X(python, RUNTIME_PYTHON)	\
+	X(luajit, RUNTIME_LUAJIT)	\
+	X(ruby, RUNTIME_RUBY)
 
 #endif

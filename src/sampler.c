@@ -133,6 +133,7 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 
 	skel->rodata->settings = bpf_settings_of(cfg);
 	bpf_program__set_autoload(skel->progs.on_switch, cfg->off_cpu);
+	sampler_walks_held(skel);
 	s->walking = skel->rodata->settings.cfi_unwind;
 	s->runtimes_on = skel->rodata->settings.runtime_frames;
 	/* Without the walk, its maps are left at their smallest. */
@@ -354,20 +355,21 @@ int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 	return err == -EEXIST ? 0 : err;
 }
 
-int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, int fds[4])
+int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, struct runtime_maps *out)
 {
 	struct bpf_map *files = runtime_map(s, r, "files"), *procs = runtime_map(s, r, "procs");
 	struct bpf_map *notices = runtime_map(s, r, "notices");
 	bool on = s->runtimes_on & 1u << r->kind;
 
-	fds[0] = fds[1] = fds[2] = fds[3] = -1;
+	*out = (struct runtime_maps){ -1, -1, -1, -1, NULL, r };
 	if (!files || !procs || !notices)
 		return -ENOENT;
 	if (on) {
-		fds[0] = bpf_map__fd(files);
-		fds[1] = bpf_map__fd(procs);
-		fds[2] = bpf_map__fd(s->skel->maps.proc_maps);
-		fds[3] = bpf_map__fd(notices);
+		out->files = bpf_map__fd(files);
+		out->procs = bpf_map__fd(procs);
+		out->mappings = bpf_map__fd(s->skel->maps.proc_maps);
+		out->notices = bpf_map__fd(notices);
+		out->sampler = s;
 	}
 	return 0;
 }
@@ -468,6 +470,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg)
 	s->before_read = cfg->before_read;
 	s->on_table_request = cfg->on_table_request;
 	s->ctx = cfg->ctx;
+	s->btf_path = cfg->btf_path;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		error("cannot count the possible CPUs: %s", strerror(-s->nr_cpus));
@@ -543,6 +546,7 @@ void sampler_free(struct sampler *s)
 	free(s->event_fds);
 	free(s->links);
 	ring_buffer__free(s->rb);
+	sampler_walks_release(s);
 	profile_bpf__destroy(s->skel);
 	sampler_stacks_release(s);
 	free(s->keys);

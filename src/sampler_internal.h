@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The sampler's parts, shared by its files and no one else: sampler.c opens,
- * configures, loads and attaches the program; sampler_drain.c reads and
+ * configures, loads and attaches the program; sampler_walks.c loads each
+ * runtime's walk when it is first wanted; sampler_drain.c reads and
  * empties a map set and checks the accounting; sampler_ring.c reads the ring
  * buffer's records. The public interface is bpfprof/sampler.h.
  */
@@ -86,6 +87,8 @@ struct sampler {
 	size_t ncpus;
 	uint32_t frequency;
 	int *event_fds;		/* [ncpus], opened disabled; -1 once a link owns it */
+	const char *btf_path;	/* the config's: each runtime's walk is loaded with it too */
+	struct profile_bpf *walks[RUNTIME_KINDS];	/* a runtime's walk, once loaded */
 	bool stopped;
 	bool drain_soon;	/* the program asked for a drain: a counts map is filling */
 
@@ -103,6 +106,13 @@ struct sampler {
 	struct sample_stats *percpu;
 	struct sampler_stats stats;
 };
+
+/*
+ * sampler_walks.c, called by sampler.c: the runtimes' walks left out of
+ * the load of skel (loaded later, by sampler_runtime_walk); freed.
+ */
+void sampler_walks_held(struct profile_bpf *skel);
+void sampler_walks_release(struct sampler *s);
 
 /*
  * sampler_drain.c, called by sampler.c and calling nothing of it: the map

@@ -29,12 +29,12 @@ struct python;
 /*
  * Python frames on, with the program's maps of interpreter files, of
  * Python processes and of processes' mappings, and its ring of new Python
- * stacks (sampler_python_maps); gen(ctx, tgid) is a process's generation as
+ * stacks (sampler_runtime_maps); gen(ctx, tgid) is a process's generation as
  * the program counts it. A thread of its own names the code objects of each
  * new stack within milliseconds; every python_* call is safe beside it.
  */
-struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
-			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
+struct python *python_new(const struct runtime_maps *m, uint32_t (*gen)(void *ctx, uint32_t tgid),
+			  void *ctx);
 void python_free(struct python *py);
 
 /* Python frames named in userspace (src/runtime/python.c). */

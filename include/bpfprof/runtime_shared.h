@@ -33,6 +33,7 @@ struct raw_interp;
 struct raw_sample;
 
 #include "bpfprof/intern.h"
+#include "bpfprof/sampler.h"
 #include "bpfprof/unwind_row.h"
 #include "bpfprof/util.h"
 
@@ -134,6 +135,9 @@ void runtime_procs_release(struct runtime_procs *t);
  */
 struct runtime_base {
 	int files_fd, procs_fd, maps_fd;
+	struct sampler *sampler;	/* whose walk of the runtime's frames is loaded at its first file */
+	const struct runtime_info *info;
+	bool walk_failed;		/* that load failed (and said so): its files are not told */
 	struct namer namer;
 	pthread_mutex_t lock;	/* guards the runtime's state: taken by each op and by the namer */
 	uint32_t (*gen)(void *ctx, uint32_t tgid);
@@ -163,18 +167,18 @@ struct runtime_desc {
 
 /*
  * A runtime's state of state_size bytes, its runtime_base first, made for
- * the program's maps fds[] (files, procs, mappings, notices); NULL if the
- * program has none for it (fds[0] < 0).
+ * the program's maps m; NULL if the program has none for it (m->files < 0).
  */
-void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const int fds[4],
+void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const struct runtime_maps *m,
 		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
-/* b (the first member of the runtime's state) for the program's maps fds[] (files, procs, mappings, notices). */
-void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const int fds[4],
+/* b (the first member of the runtime's state) for the program's maps m. */
+void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const struct runtime_maps *m,
 		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx);
 void runtime_base_release(struct runtime_base *b);
 /*
  * A file (at path) found to be the runtime's, value what runtime_files
  * keeps of it: told to the program, and the processes mapping it claimed.
+ * The first loads the runtime's walk; if it cannot, none is told.
  */
 void runtime_base_file_found(struct runtime_base *b, const struct unwind_file_key *key,
 			     const void *value, const char *path);

@@ -145,13 +145,25 @@ void sampler_table_maps(struct sampler *s, int *rows_fd, int *files_fd);
  */
 int sampler_set_mappings(struct sampler *s, uint32_t tgid, uint32_t gen,
 			 const struct proc_map *maps, size_t nr);
+/* What a runtime's module is given of the program: its maps, and its walk to load. */
+struct runtime_maps {
+	int files, procs, mappings, notices;	/* fds; -1 when its frames are not read */
+	struct sampler *sampler;		/* for sampler_runtime_walk; NULL likewise */
+	const struct runtime_info *info;
+};
+
 /*
  * Runtime r's maps (its module's: NAME_files, NAME_procs, NAME_notices)
- * and the processes' mappings, into fds[] (files, procs, mappings,
- * notices); -1s when its frames are not read. -ENOENT: the program has no
- * such maps (a runtime without its BPF side).
+ * and the processes' mappings. -ENOENT: the program has no such maps (a
+ * runtime without its BPF side).
  */
-int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, int fds[4]);
+int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, struct runtime_maps *out);
+/*
+ * Runtime r's walk (NAME_at_sample, and NAME_at_switch with --off-cpu)
+ * loaded and handed samples, if not yet: before the program is told of
+ * the runtime's first file. Safe from any thread; 0 or a negative errno.
+ */
+int sampler_runtime_walk(struct sampler *s, const struct runtime_info *r);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
 uint64_t sampler_proc_maps_bytes(struct sampler *s);
 /* A process's generation as the BPF program counts it (0 if it never forked or exec'd since). */

@@ -576,10 +576,10 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 		.runtime = RUNTIME_LUAJIT,
 		.merge = merge,
 	};
-	int fds[4];
+	struct runtime_maps m;
 
-	sampler_runtime_maps(sampler, &luajit_info, fds);
-	return runtime_base_new(sizeof(struct luajit), &desc, fds, gen, ctx);
+	sampler_runtime_maps(sampler, &luajit_info, &m);
+	return runtime_base_new(sizeof(struct luajit), &desc, &m, gen, ctx);
 }
 
 static void rt_stats(void *rt, struct run_figures *f)

@@ -64,8 +64,8 @@ static int on_notice(void *ctx, void *data, size_t size)
 static void release_proc(struct runtime_proc *p);
 static runtime_proc_fn process_of;
 
-struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_fd,
-			  uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
+struct python *python_new(const struct runtime_maps *m, uint32_t (*gen)(void *ctx, uint32_t tgid),
+			  void *ctx)
 {
 	static const struct runtime_desc desc = {
 		.what = "Python",
@@ -77,9 +77,8 @@ struct python *python_new(int files_fd, int procs_fd, int maps_fd, int notices_f
 		.on_notice = on_notice,
 	};
 	struct python *py = xcalloc(1, sizeof(*py));
-	const int fds[4] = { files_fd, procs_fd, maps_fd, notices_fd };
 
-	runtime_base_init(&py->b, &desc, fds, gen, ctx);
+	runtime_base_init(&py->b, &desc, m, gen, ctx);
 	return py;
 }
 
@@ -384,12 +383,12 @@ static const struct runtime_info python_info = {
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int fds[4];
+	struct runtime_maps m;
 
-	sampler_runtime_maps(sampler, &python_info, fds);
-	if (fds[0] < 0)
+	sampler_runtime_maps(sampler, &python_info, &m);
+	if (m.files < 0)
 		return NULL;
-	return python_new(fds[0], fds[1], fds[2], fds[3], gen, ctx);
+	return python_new(&m, gen, ctx);
 }
 
 static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)

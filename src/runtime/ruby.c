@@ -923,10 +923,10 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 		.runtime = RUNTIME_RUBY,
 		.merge = merge,
 	};
-	int fds[4];
+	struct runtime_maps m;
 
-	sampler_runtime_maps(sampler, &ruby_info, fds);
-	return runtime_base_new(sizeof(struct ruby), &kind, fds, gen, ctx);
+	sampler_runtime_maps(sampler, &ruby_info, &m);
+	return runtime_base_new(sizeof(struct ruby), &kind, &m, gen, ctx);
 }
 
 static void rt_stats(void *rt, struct run_figures *f)

@@ -297,12 +297,14 @@ void runtime_procs_release(struct runtime_procs *t)
 
 /* The base every runtime starts with ----------------------------------------------- */
 
-void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const int fds[4],
+void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, const struct runtime_maps *m,
 		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
-	b->files_fd = fds[0];
-	b->procs_fd = fds[1];
-	b->maps_fd = fds[2];
+	b->files_fd = m->files;
+	b->procs_fd = m->procs;
+	b->maps_fd = m->mappings;
+	b->sampler = m->sampler;
+	b->info = m->info;
 	b->gen = gen;
 	b->ctx = ctx;
 	b->files.size = k->file_size;
@@ -312,18 +314,18 @@ void runtime_base_init(struct runtime_base *b, const struct runtime_desc *k, con
 	b->proc_value_size = k->proc_value_size;
 	b->desc = k;
 	pthread_mutex_init(&b->lock, NULL);
-	namer_start(&b->namer, fds[3], k->on_notice, b, &b->lock, k->what);
+	namer_start(&b->namer, m->notices, k->on_notice, b, &b->lock, k->what);
 }
 
-void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const int fds[4],
+void *runtime_base_new(size_t state_size, const struct runtime_desc *k, const struct runtime_maps *m,
 		       uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
 {
 	struct runtime_base *b;
 
-	if (fds[0] < 0)
+	if (m->files < 0)
 		return NULL;
 	b = xcalloc(1, state_size);
-	runtime_base_init(b, k, fds, gen, ctx);
+	runtime_base_init(b, k, m, gen, ctx);
 	return b;
 }
 
@@ -338,6 +340,16 @@ void runtime_base_release(struct runtime_base *b)
 void runtime_base_file_found(struct runtime_base *b, const struct unwind_file_key *key,
 			     const void *value, const char *path)
 {
+	int err;
+
+	if (b->walk_failed)
+		return;
+	if (b->sampler && (err = sampler_runtime_walk(b->sampler, b->info))) {
+		warning("cannot load the walk of %s frames: %s; they are left out (-v shows the "
+			"verifier's log)", b->desc->what, strerror(-err));
+		b->walk_failed = true;
+		return;
+	}
 	if (bpf_map_update_elem(b->files_fd, key, value, BPF_ANY))
 		debug("cannot tell the program of '%s': %s", path, strerror(errno));
 	runtime_files_add(&b->files, key, value);

@@ -335,7 +335,7 @@ static struct python *quiet_python(void)
 
 	fflush(stderr);
 	dup2(null, 2);
-	py = python_new(-1, -1, -1, -1, NULL, NULL);
+	py = python_new(&(struct runtime_maps){ -1, -1, -1, -1, NULL, NULL }, NULL, NULL);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
