@@ -7,7 +7,9 @@
 # frames read by both), at 999 Hz: so both programs run on
 # the same samples. Per round: the BPF time per sample of each (the kernel's
 # bpf_stats), their CPU, their samples with runtime frames; then each one's
-# start ("attached N ms after exec", -v) measured one after the other. Cells
+# start ("attached N ms after exec", -v) measured one after the other: with
+# -p of the three (each runtime's walk loaded at the start), and
+# system-wide once they are gone (no runtime's process to load a walk for). Cells
 # are medians of the rounds with min-max. The table goes to stdout and RESULTS.
 #
 # usage (root): PEER=path/to/bpfprof [O=build] [ROUNDS=3] [RUN_S=10] bash tests/bench/versus.sh [RESULTS]
@@ -49,9 +51,9 @@ EOF_RB
 round() {
 	local d=$T/run pids=() w=() m b i
 	rm -rf "$d" && mkdir -p "$d"
-	$PY $WL/py_split.py $((RUN_S + 4)) > /dev/null & w+=($!)
-	"$RUBY" "$T/busy.rb" $((RUN_S + 4)) & w+=($!)
-	"$LUAJIT" $WL/lua_split.lua $((RUN_S + 4)) > /dev/null & w+=($!)
+	$PY $WL/py_split.py $((RUN_S + 8)) > /dev/null & w+=($!)
+	"$RUBY" "$T/busy.rb" $((RUN_S + 8)) & w+=($!)
+	"$LUAJIT" $WL/lua_split.lua $((RUN_S + 8)) > /dev/null & w+=($!)
 	PIDS+=("${w[@]}")
 	sleep 1
 	for m in this peer; do
@@ -67,7 +69,14 @@ round() {
 	done
 	wait_for_pids "${pids[@]}"
 	wait "${pids[@]}"
-	sleep 0.6
+	for i in 1 2 3; do
+		for m in this peer; do
+			b=$BPFPROF
+			[ $m = peer ] && b=$PEER
+			put "start_rt.$m" "$("$b" -v -F 99 -d 0.2 -p "$(IFS=,; echo "${w[*]}")" \
+				-o "$d/s.folded" 2>&1 | sed -n 's/^bpfprof: timing: attached \([0-9]*\) ms.*/\1/p')"
+		done
+	done
 	kill "${w[@]}" 2> /dev/null
 	wait "${w[@]}" 2> /dev/null
 	for m in this peer; do
@@ -90,7 +99,7 @@ round() {
 	note "  BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample"
 }
 
-note "$ROUNDS rounds of $RUN_S s runs at $F Hz (some $((ROUNDS * (RUN_S + 6) / 60 + 1)) minutes)"
+note "$ROUNDS rounds of $RUN_S s runs at $F Hz (some $((ROUNDS * (RUN_S + 12) / 60 + 1)) minutes)"
 for ((r = 0; r < ROUNDS; r++)); do
 	note "round $((r + 1)) of $ROUNDS"
 	round || note "no figures this round"
@@ -99,7 +108,8 @@ done
 {
 	echo "This build against PEER, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r): a busy"
 	echo "python3.11, ruby3.1 and luajit process (their frames read by both), -p of the three, $F Hz,"
-	echo "$RUN_S s, the two at once on the same samples; then each one's start, 3 times a round;"
+	echo "$RUN_S s, the two at once on the same samples; then each one's start, 3 times a round, with"
+	echo "-p of the three and system-wide once they are gone;"
 	echo "$ROUNDS rounds; median (min-max)."
 	echo "Command: \`sudo PEER=$PEER ROUNDS=$ROUNDS RUN_S=$RUN_S O=$O bash tests/bench/versus.sh\`."
 	echo
@@ -107,7 +117,8 @@ done
 	echo "|---|---|---|---|"
 	echo "| BPF time per sample, ns | $(cell ns.this 0) | $(cell ns.peer 0) | $(ratio ns.this ns.peer) |"
 	echo "| profiler CPU, s (user + system) | $(cell cpu.this 2) | $(cell cpu.peer 2) | $(ratio cpu.this cpu.peer) |"
-	echo "| attached after exec, ms | $(cell start.this 0) | $(cell start.peer 0) | $(ratio start.this start.peer) |"
+	echo "| attached after exec, -p of the three, ms | $(cell start_rt.this 0) | $(cell start_rt.peer 0) | $(ratio start_rt.this start_rt.peer) |"
+	echo "| attached after exec, system-wide, no runtime's process, ms | $(cell start.this 0) | $(cell start.peer 0) | $(ratio start.this start.peer) |"
 	echo "| the runtimes' samples with their frames, % | $(cell frames.this 1) | $(cell frames.peer 1) | |"
 } > "$T/table"
 cat "$T/table"

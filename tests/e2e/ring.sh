@@ -4,7 +4,9 @@
 # a sample goes to userspace whole, and must carry its Python, Lua or Ruby
 # frames as a counted one does (bpf/interp.bpf.h: every path that stores a
 # sample copies them through one function). Each runtime's split workload,
-# profiled with -p; checked against the summary's own counts.
+# profiled with -p; checked against the summary's own counts. And each
+# runtime's walk is loaded once a process of it is seen (runtime_walks.bpf.h):
+# its own, and no walk of a runtime no process on the machine ran.
 . tests/lib.sh
 export HOME=$T
 
@@ -33,6 +35,26 @@ ring_check() {
 	check "$name: the books balance" "! grep -q 'does not add up' '$T/$name.err'"
 }
 
+# runtimes_running: the runtimes whose processes run on the machine now (bpfprof follows
+# every process, -p or not, and loads a runtime's walk when it first sees one of them).
+runtimes_running() {
+	cat /proc/[0-9]*/maps 2> /dev/null | awk '
+		/\/(lib)?python3\.[0-9]+/ { p = 1 } /luajit/ { l = 1 } /\/(lib)?ruby/ { r = 1 }
+		END { if (p) print "Python"; if (l) print "Lua"; if (r) print "Ruby" }'
+}
+
+# walks_check NAME [WALK]: NAME's run (-v's "the X walk loaded") loaded WALK's walk, and no
+# other but of a runtime running on the machine before or after it ($T/NAME.before).
+walks_check() {
+	local name=$1 want=${2:-} walks w others=""
+	walks=$(sed -n 's/^bpfprof: the \(.*\) walk loaded in [0-9.]* ms$/\1/p' "$T/$name.err")
+	runtimes_running >> "$T/$name.before"
+	for w in $walks; do
+		[ "$w" = "$want" ] || grep -qx "$w" "$T/$name.before" || others+="$w "
+	done
+	[ -z "$want" ] || check "$name: $want's walk loaded" 'grep -qx "$want" <<< "$walks"'
+	check "$name: no walk of a runtime no process ran ('${others% }')" '[ -z "$others" ]'
+}
 # Python: Debian's python3.11 (py_split.py takes SECONDS and a ready file; it starts at once).
 PY=/usr/bin/python3.11
 if [ -x $PY ]; then
@@ -40,9 +62,11 @@ if [ -x $PY ]; then
 	PID=$!
 	BG_PIDS+=($PID)
 	while [ ! -e "$T/py.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+	runtimes_running > "$T/py.before"
 	$BPFPROF -v -F $F -d $SPLIT_S -p $PID "${TINY[@]}" -o "$T/py.folded" 2> "$T/py.err"
 	RC=$?
 	ring_check py Python ';(alpha|beta) \(py_split\.py:[0-9]+\)(;|$)'
+	walks_check py Python
 	wait $PID
 else
 	not_ok "python: /usr/bin/python3.11 not installed (sudo make deps installs it)"
@@ -55,8 +79,10 @@ if [ -n "$LJ" ]; then
 		flags=()
 		[ $mode = off ] && flags=(-joff)
 		start_window lua_$mode $SPLIT_S "$LJ" "${flags[@]}" $RW/lua_split.lua
+		runtimes_running > "$T/lua_$mode.before"
 		profile_window lua_$mode -F $F "${TINY[@]}"
 		ring_check lua_$mode "Lua (JIT $mode)" ';(alpha|beta) \(lua_split\.lua:[0-9]+\)(;|$)'
+		walks_check lua_$mode Lua
 	done
 else
 	not_ok "luajit: not installed (sudo make deps installs it)"
@@ -66,8 +92,19 @@ fi
 RUBY=$(command -v ruby3.1 || command -v ruby)
 if [ -n "$RUBY" ]; then
 	start_window rb $SPLIT_S "$RUBY" $RW/rb_split.rb
+	runtimes_running > "$T/rb.before"
 	profile_window rb -F $F "${TINY[@]}"
 	ring_check rb Ruby ';(alpha|beta) \(rb_split\.rb:[0-9]+\)(;|$)'
+	walks_check rb Ruby
 else
 	not_ok "ruby: ruby3.1 not installed (sudo make deps installs it)"
 fi
+
+# A C process: no runtime's walk loaded but of runtimes other processes run; its samples counted.
+start_workload split 4
+runtimes_running > "$T/c.before"
+$BPFPROF -v -F 999 -d 1 -p ${BG_PIDS[-1]} -o "$T/c.folded" 2> "$T/c.err"
+RC=$?
+total=$(folded_total "$T/c.folded")
+check "c: $total samples of split (rc $RC)" '[ "$RC" = 0 ] && [ "${total:-0}" -gt 500 ]'
+walks_check c
