@@ -255,6 +255,7 @@ int sampler_start(struct sampler *s)
 {
 	size_t i;
 
+	sampler_walks_start(s);
 	if (s->off_cpu) {
 		struct bpf_link *link = bpf_program__attach(s->skel->progs.on_switch);
 

@@ -88,7 +88,10 @@ struct sampler {
 	uint32_t frequency;
 	int *event_fds;		/* [ncpus], opened disabled; -1 once a link owns it */
 	const char *btf_path;	/* the config's: each runtime's walk is loaded with it too */
-	struct profile_bpf *walks[RUNTIME_KINDS];	/* a runtime's walk, once loaded */
+	/* The runtimes' walks (sampler_walks.c), by mask of runtime ids: loaded, asked for. */
+	struct profile_bpf *walks[RUNTIME_KINDS];	/* the objects that loaded them */
+	uint32_t nr_walks, walks_loaded, walks_wanted;
+	bool walks_started;	/* the perf events are attached, or about to be */
 	bool stopped;
 	bool drain_soon;	/* the program asked for a drain: a counts map is filling */
 
@@ -109,9 +112,11 @@ struct sampler {
 
 /*
  * sampler_walks.c, called by sampler.c: the runtimes' walks left out of
- * the load of skel (loaded later, by sampler_runtime_walk); freed.
+ * the load of skel (loaded later, by sampler_runtime_walk); those asked
+ * for so far loaded, before the perf events are attached; freed.
  */
 void sampler_walks_held(struct profile_bpf *skel);
+void sampler_walks_start(struct sampler *s);
 void sampler_walks_release(struct sampler *s);
 
 /*

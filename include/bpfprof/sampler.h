@@ -161,7 +161,9 @@ int sampler_runtime_maps(struct sampler *s, const struct runtime_info *r, struct
 /*
  * Runtime r's walk (NAME_at_sample, and NAME_at_switch with --off-cpu)
  * loaded and handed samples, if not yet: before the program is told of
- * the runtime's first file. Safe from any thread; 0 or a negative errno.
+ * the runtime's first file. Before sampler_start, only noted: the walks
+ * asked for by then are loaded together as it starts (and a failure then
+ * said there). Safe from any thread; 0 or a negative errno.
  */
 int sampler_runtime_walk(struct sampler *s, const struct runtime_info *r);
 /* --unwind auto: the bytes the processes' mappings take in the kernel now. */
