@@ -606,17 +606,16 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 {
 	const struct prof_location *loc = &p->locations[id];
 	const struct prof_mapping *m;
-	const char *name;
-	size_t len;
 
 	if (i < loc->nlines) {
 		const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
-		strbuf_addstr(sb, profile_str(p, f->name));
 		/* An interpreter's function with a file (not a C function the runtime names, say). */
 		if (loc->kind >= FRAME_INTERP && f->filename)
-			strbuf_addf(sb, " (%s:%u)", interp_short_file(profile_str(p, f->filename)),
-				    f->start_line);
+			interp_frame_name(sb, profile_str(p, f->name), profile_str(p, f->filename),
+					  f->start_line);
+		else
+			strbuf_addstr(sb, profile_str(p, f->name));
 		return;
 	}
 	if (loc->label) {
@@ -629,14 +628,19 @@ void profile_frame_name(const struct profile *p, uint32_t id, uint32_t i, struct
 		return;
 	}
 	/* The offset in the file, which is what a reader of the file can use. */
-	name = basename_of(profile_str(p, m->file));
-	len = strlen(name);
+	profile_offset_name(sb, profile_str(p, m->file), loc->address - m->start + m->offset);
+}
+
+void profile_offset_name(struct strbuf *sb, const char *file, uint64_t offset)
+{
+	const char *name = basename_of(file);
+	size_t len = strlen(name);
+
 	if (len > 2 && name[0] == '[' && name[len - 1] == ']') {	/* [vdso], [kernel.kallsyms] */
 		name++;
 		len -= 2;
 	}
-	strbuf_addf(sb, "[%.*s+0x%llx]", (int)len, name,
-		    (unsigned long long)(loc->address - m->start + m->offset));
+	strbuf_addf(sb, "[%.*s+0x%llx]", (int)len, name, (unsigned long long)offset);
 }
 
 /* Copies ------------------------------------------------------------------ */

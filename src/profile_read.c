@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bpfprof/interp_names.h"
 #include "bpfprof/profile_read.h"
 #include "bpfprof/util.h"
 
@@ -273,11 +274,27 @@ static uint32_t by_id(const uint64_t *ids, uint32_t n, uint64_t id)
 	return ITAB_NONE;
 }
 
+/* A pprof Mapping, as its frames are named. */
+struct pp_mapping {
+	uint64_t start, offset;
+	uint32_t file;		/* our string */
+	uint8_t kind;		/* FRAME_KERNEL, FRAME_JIT (for named frames), or FRAME_USER */
+};
+
+/*
+ * A pprof Function: ours (by its names alone), its file and first line (our
+ * string, 0 if none), and ours as a runtime's frame names it (ITAB_NONE: not made yet).
+ */
+struct pp_function {
+	uint32_t ours, file, line, runtime;
+};
+
 struct pprof {
 	struct slices strings, types, samples, mappings, locations, functions;
 	uint64_t *fn_ids, *loc_ids, *map_ids;
-	uint32_t *fn_of, *loc_of;	/* our function, location per entry */
-	uint8_t *map_kind;	/* enum frame_kind, by mapping */
+	uint32_t *loc_of;	/* our location per entry */
+	struct pp_function *fns;
+	struct pp_mapping *maps;
 	int64_t duration, time;
 };
 
@@ -368,26 +385,55 @@ static uint32_t pprof_value_index(const struct pprof *pp)
 	return value;
 }
 
-/* Mappings: the kernel's and JIT code's, by their names. */
-static void pprof_mappings(struct pprof *pp)
+static bool pp_str_starts(const struct pprof *pp, uint64_t i, const char *s)
+{
+	size_t len;
+	const char *t = pp_str(pp, i, &len);
+
+	return len >= strlen(s) && !memcmp(t, s, strlen(s));
+}
+
+/*
+ * Mappings: where they start, their offset and file; the kernel's, and JIT
+ * code's by their names: bpfprof's "[jit]", or anonymous memory, where
+ * what a perf map names is JIT code.
+ */
+static void pprof_mappings(struct profile *p, struct pprof *pp)
 {
 	uint32_t num, i;
 	uint64_t v;
 	struct pb b;
 	bool ok;
 
-	pp->map_kind = xcalloc(pp->mappings.n + 1, sizeof(*pp->map_kind));
+	pp->maps = xcalloc(pp->mappings.n + 1, sizeof(*pp->maps));
 	for (i = 0; i < pp->mappings.n; i++) {
 		struct pb m = pp->mappings.v[i];
+		struct pp_mapping *pm = &pp->maps[i];
+		const char *s;
+		size_t n;
 
-		while (pb_field(&m, &num, &v, &b, &ok))
-			if (ok && num == 5)
-				pp->map_kind[i] = pp_str_is(pp, v, KERNEL_MAPPING) ? FRAME_KERNEL
-						: pp_str_is(pp, v, JIT_MAPPING) ? FRAME_JIT : FRAME_USER;
+		while (pb_field(&m, &num, &v, &b, &ok)) {
+			if (!ok)
+				continue;
+			if (num == 2)
+				pm->start = v;
+			if (num == 4)
+				pm->offset = v;
+			if (num != 5)
+				continue;
+			s = pp_str(pp, v, &n);
+			pm->file = strtab_intern_n(&p->strings, s, n);
+			pm->kind = pp_str_is(pp, v, KERNEL_MAPPING) ? FRAME_KERNEL
+				 : pp_str_is(pp, v, JIT_MAPPING) || pp_str_starts(pp, v, "[anon") ||
+				   pp_str_starts(pp, v, "//anon") ? FRAME_JIT : FRAME_USER;
+		}
 	}
 }
 
-/* Functions, by name: ours for each entry. */
+/*
+ * Functions: ours for each entry, by its names (a native frame is named by
+ * its name alone, wherever its source), and its file and first line.
+ */
 static void pprof_functions(struct profile *p, struct pprof *pp)
 {
 	uint32_t num, i;
@@ -395,7 +441,7 @@ static void pprof_functions(struct profile *p, struct pprof *pp)
 	struct pb b;
 	bool ok;
 
-	pp->fn_of = xcalloc(pp->functions.n + 1, sizeof(*pp->fn_of));
+	pp->fns = xcalloc(pp->functions.n + 1, sizeof(*pp->fns));
 	for (i = 0; i < pp->functions.n; i++) {
 		struct pb f = pp->functions.v[i];
 		uint64_t name = 0, sys = 0, file = 0, line = 0;
@@ -413,13 +459,75 @@ static void pprof_functions(struct profile *p, struct pprof *pp)
 		s1 = pp_str(pp, name, &n1);
 		s2 = pp_str(pp, sys, &n2);
 		s3 = pp_str(pp, file, &n3);
-		pp->fn_of[i] = profile_function_at(p, strtab_intern_n(&p->strings, s1, n1),
-						   strtab_intern_n(&p->strings, s2, n2),
-						   strtab_intern_n(&p->strings, s3, n3), (uint32_t)line);
+		pp->fns[i].ours = profile_function(p, strtab_intern_n(&p->strings, s1, n1),
+						   strtab_intern_n(&p->strings, s2, n2), 0);
+		pp->fns[i].file = strtab_intern_n(&p->strings, s3, n3);
+		pp->fns[i].line = (uint32_t)line;
+		pp->fns[i].runtime = ITAB_NONE;
 	}
 }
 
-/* Locations: their lines' functions, kernel or not by their mapping; ours for each entry. */
+/*
+ * Entry f's function as a runtime's frame's: bpfprof puts an interpreter's
+ * functions in no mapping, with their file and first line, and names them
+ * "name (file:first)" (interp_frame_name); a function without a file keeps
+ * its name. Named so, as the folded reader reads the name, once.
+ */
+static uint32_t runtime_function(struct profile *p, struct pprof *pp, uint32_t f)
+{
+	struct pp_function *fn = &pp->fns[f];
+	struct strbuf sb;
+	uint32_t s;
+
+	if (fn->runtime != ITAB_NONE)
+		return fn->runtime;
+	if (!fn->file)
+		return fn->runtime = fn->ours;
+	strbuf_init(&sb);
+	interp_frame_name(&sb, profile_str(p, p->functions[fn->ours].name), profile_str(p, fn->file),
+			  fn->line);
+	s = profile_string(p, sb.buf);
+	strbuf_release(&sb);
+	return fn->runtime = profile_function(p, s, s, 0);
+}
+
+/*
+ * A location of n lines (fns: pprof function entries, innermost first) at
+ * address in mapping m (ITAB_NONE: none), named as bpfprof's folded output
+ * names it: a runtime's frame in no mapping with its file and line; one
+ * with no lines "[FILE+0xOFFSET]" in a mapping, else "[unknown]"; the kind
+ * by the mapping, a user frame whose name starts with '[' made up, as the
+ * folded reader takes it.
+ */
+static uint32_t pprof_location(struct profile *p, struct pprof *pp, uint32_t m, uint64_t address,
+			       const uint32_t *fns, uint16_t n)
+{
+	const struct pp_mapping *pm = m != ITAB_NONE ? &pp->maps[m] : NULL;
+	enum frame_kind kind = pm ? pm->kind : FRAME_USER;
+	uint32_t functions[MAX_LINES], s;
+	struct strbuf sb;
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		functions[i] = pm ? pp->fns[fns[i]].ours : runtime_function(p, pp, fns[i]);
+	if (!n) {
+		strbuf_init(&sb);
+		if (pm && pm->file)
+			profile_offset_name(&sb, profile_str(p, pm->file), address - pm->start + pm->offset);
+		else
+			strbuf_addstr(&sb, "[unknown]");
+		s = profile_string(p, sb.buf);
+		strbuf_release(&sb);
+		functions[n++] = profile_function(p, s, s, 0);
+		if (kind == FRAME_JIT)	/* a perf map named none of it */
+			kind = FRAME_USER;
+	}
+	if (kind == FRAME_USER && profile_str(p, p->functions[functions[n - 1]].name)[0] == '[')
+		kind = FRAME_SPECIAL;
+	return frames_location(p, functions, n, kind);
+}
+
+/* Locations: their mapping, address and lines' functions; ours for each entry. */
 static void pprof_locations(struct profile *p, struct pprof *pp)
 {
 	uint32_t num, i;
@@ -430,26 +538,26 @@ static void pprof_locations(struct profile *p, struct pprof *pp)
 	pp->loc_of = xcalloc(pp->locations.n + 1, sizeof(*pp->loc_of));
 	for (i = 0; i < pp->locations.n; i++) {
 		struct pb l = pp->locations.v[i], ln;
-		uint32_t functions[MAX_LINES], m;
+		uint32_t fns[MAX_LINES], m = ITAB_NONE, f;
+		uint64_t address = 0;
 		uint16_t n = 0;
-		enum frame_kind kind = FRAME_USER;
 
 		while (pb_field(&l, &num, &v, &b, &ok)) {
 			if (!ok)
 				continue;
-			if (num == 2 && (m = by_id(pp->map_ids, pp->mappings.n, v)) != ITAB_NONE)
-				kind = pp->map_kind[m];
-			if (num != 4 || !b.p || n == MAX_LINES)
+			if (num == 2)
+				m = by_id(pp->map_ids, pp->mappings.n, v);
+			if (num == 3)
+				address = v;
+			if (num != 4 || !b.p)
 				continue;
 			ln = b;
 			while (pb_field(&ln, &num, &v, &b, &ok))
-				if (ok && num == 1 && (m = by_id(pp->fn_ids, pp->functions.n, v)) != ITAB_NONE)
-					functions[n++] = pp->fn_of[m];
+				if (ok && num == 1 && n < MAX_LINES &&
+				    (f = by_id(pp->fn_ids, pp->functions.n, v)) != ITAB_NONE)
+					fns[n++] = f;
 		}
-		if (!n)
-			functions[n++] = profile_function(p, profile_string(p, "[unknown]"),
-							  profile_string(p, "[unknown]"), 0);
-		pp->loc_of[i] = frames_location(p, functions, n, kind);
+		pp->loc_of[i] = pprof_location(p, pp, m, address, fns, n);
 	}
 }
 
@@ -539,7 +647,7 @@ static int pprof_parse(struct profile *p, struct pprof *pp, const uint8_t *buf, 
 	if (err)
 		return err;
 	value = pprof_value_index(pp);
-	pprof_mappings(pp);
+	pprof_mappings(p, pp);
 	pprof_functions(p, pp);
 	pprof_locations(p, pp);
 	for (i = 0; i < pp->samples.n; i++)
@@ -604,9 +712,9 @@ int profile_read_pprof(struct profile *p, const void *buf, size_t len, char why[
 	free(pp.fn_ids);
 	free(pp.loc_ids);
 	free(pp.map_ids);
-	free(pp.fn_of);
 	free(pp.loc_of);
-	free(pp.map_kind);
+	free(pp.fns);
+	free(pp.maps);
 	return err;
 }
 

@@ -20,6 +20,14 @@ typedef int interp_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
  */
 const char *interp_short_file(const char *path);
 
+struct strbuf;
+
+/*
+ * How a frame shows an interpreter's function of a file, appended to sb:
+ * "name (short file:first)", as folded output, the SVG and a read-back pprof name it.
+ */
+void interp_frame_name(struct strbuf *sb, const char *name, const char *file, uint32_t first);
+
 struct profile;
 
 /*

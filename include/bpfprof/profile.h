@@ -291,5 +291,7 @@ const char *frame_kind_suffix(enum frame_kind kind);
  * that it never merges with a native function's. Appended to sb.
  */
 void profile_frame_name(const struct profile *p, uint32_t loc, uint32_t i, struct strbuf *sb);
+/* A frame nothing names at offset of file: "[BASENAME+0xOFFSET]", a "[name]"'s brackets dropped. */
+void profile_offset_name(struct strbuf *sb, const char *file, uint64_t offset);
 
 #endif

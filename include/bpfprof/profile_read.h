@@ -4,7 +4,10 @@
  * frames root first, "_[k]" kernel, "_[j]" JIT, "_[i]" inlined), or pprof
  * (profile.proto, gzipped or not). What a diff needs is kept: each
  * sample's frames by name and kind, its thread name, pid and count (of the
- * "samples" type if the profile has one, else of its first). Readers of
+ * "samples" type if the profile has one, else of its first). A pprof's
+ * frames are named as the folded writer names them (a runtime's function
+ * "name (file:first)", a frame nothing named "[file+0xoffset]"), so one
+ * profile reads alike from either. Readers of
  * untrusted input: bounds checked, they never print; a bad file gives
  * -EINVAL and what is wrong in why.
  */

@@ -14,7 +14,7 @@ uint32_t interp_function(struct profile *p, const char *name, const char *file, 
 	if (!file)
 		return profile_function_at(p, profile_string(p, name), profile_string(p, name), 0, 0);
 	strbuf_init(&system);
-	strbuf_addf(&system, "%s (%s:%u)", name, interp_short_file(file), first);
+	interp_frame_name(&system, name, file, first);
 	function = profile_function_at(p, profile_string(p, name), profile_string(p, system.buf),
 				       profile_string(p, file), first);
 	strbuf_release(&system);
@@ -29,6 +29,11 @@ uint32_t interp_location(struct profile *p, uint32_t kind, uint32_t function, ui
 	uint32_t loc = profile_location_find(p, 0, address);
 
 	return loc != ITAB_NONE ? loc : profile_location_add(p, 0, address, FRAME_INTERP + kind, &l, 1);
+}
+
+void interp_frame_name(struct strbuf *sb, const char *name, const char *file, uint32_t first)
+{
+	strbuf_addf(sb, "%s (%s:%u)", name, interp_short_file(file), first);
 }
 
 const char *interp_short_file(const char *path)

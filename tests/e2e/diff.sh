@@ -4,7 +4,8 @@
 # both runs' counts, and each leaf's share changes by what the two runs
 # measured themselves (WL_MEASURE=1); in the SVG the one that fell is blue,
 # the second red, their titles give both counts. BEFORE as pprof, AFTER as
-# folded: the readers meet.
+# folded: the readers meet. One run of Python, LuaJIT and Ruby written both
+# ways compares as itself, either way round: every frame named alike.
 . tests/lib.sh
 
 # share FILE COLUMN NAME: % of split's two leaves' samples that are NAME's (difffolded column 1 or 2).
@@ -57,6 +58,56 @@ check "svg: split_one_third is red ($(echo "$one" | sed 's/<\/title>.*fill=/ fil
 	'echo "$one" | grep -q "; +[0-9.]* points).*fill=\"#ff[0-9a-f]\{4\}\""'
 check "svg: well-formed XML (xmllint)" 'xmllint --noout "$T/d.svg"'
 check "svg: the subtitle says what the colours mean" 'grep -q "red grew, blue shrank (by share)" "$T/d.svg"'
+
+# One run written as folded and as pprof is the same profile: bpfprof diff of
+# the two, either way round, changes no stack and no frame of the SVG. Runtime
+# frames ("f (FILE:LINE)"), native ones with inlined calls, kernel frames, unnamed
+# "[FILE+0xOFF]" frames, and with node JIT frames of a perf map ("_[j]").
+PYW=tests/workloads
+# rt_start COMMAND...: COMMAND in the background, its pid added to rt_pids.
+rt_start() {
+	"$@" > /dev/null 2>&1 &
+	BG_PIDS+=($!)
+	rt_pids+=${rt_pids:+,}$!
+}
+rt_start python3 $PYW/py_split.py 6
+rt_start luajit $PYW/lua_split.lua 6
+rt_start ruby $PYW/rb_split.rb 6
+rt_kinds=('work \(py_split\.py:[0-9]+\)' 'work \(lua_split\.lua:[0-9]+\)' 'work \(rb_split\.rb:[0-9]+\)'
+	  '_\[i\]' '_\[k\]' '\[[^];]*\+0x[0-9a-f]+\]')
+if command -v node > /dev/null; then
+	rt_start node --perf-basic-prof --no-logfile-per-isolate --logfile="$T/v8.log" $PYW/jit.js 7
+	[ -z "${KEEP:-}" ] && trap 'rm -f "/tmp/perf-${rt_pids##*,}.map"; cleanup' EXIT
+	rt_kinds+=('burn_\[j\]')
+else
+	echo "# no node: JIT frames not checked"
+fi
+sleep 2	# the runtimes started, node's functions compiled and in its perf map
+$BPFPROF -F 999 -d 3 -p $rt_pids -o "$T/rt.folded" -o "$T/rt.pb.gz" 2> "$T/rt.err"
+rc=$?
+rt_total=$(folded_total "$T/rt.folded")
+rt_counts=$(for k in "${rt_kinds[@]}"; do printf ' %s' "$(sum_matching "$T/rt.folded" "$k")"; done)
+check "one run of python3, luajit, ruby${rt_kinds[6]:+, node}, -o rt.folded -o rt.pb.gz: exit $rc, ${rt_total:-no} samples; Python, Lua, Ruby, inlined, kernel, unnamed${rt_kinds[6]:+, JIT} frames in:$rt_counts" \
+	'[ $rc = 0 ] && [ "${rt_total:-0}" -gt 1000 ] && ! echo "$rt_counts" | grep -qw 0'
+# frames SVG: "COUNT BEFORE" of every frame's title.
+frames() { grep -o '<title>[^<]*</title>' "$1" | sed -n 's/.*(\([0-9]*\) samples\{0,1\}, [^;]*; before \([0-9]*\),.*/\1 \2/p'; }
+for pair in "rt.folded rt.pb.gz" "rt.pb.gz rt.folded"; do
+	set -- $pair
+	$BPFPROF diff "$T/$1" "$T/$2" -o "$T/self.folded" -o "$T/self.svg" 2> "$T/self.err"
+	rc=$?
+	changed=$(awk '$(NF - 1) != $NF' "$T/self.folded" | wc -l)
+	lines=$(wc -l < "$T/self.folded")
+	b_total=$(awk '{ t += $(NF - 1) } END { print t + 0 }' "$T/self.folded")
+	a_total=$(awk '{ t += $NF } END { print t + 0 }' "$T/self.folded")
+	check "diff $1 $2: exit $rc; $changed of $lines stacks changed (0), $(wc -l < "$T/rt.folded") stacks in the run; totals $b_total and $a_total = $rt_total" \
+		'[ $rc = 0 ] && [ "$changed" = 0 ] && [ "$lines" = "$(wc -l < "$T/rt.folded")" ] && [ "$b_total" = "$rt_total" ] && [ "$a_total" = "$rt_total" ]'
+	[ "$changed" = 0 ] || awk '$(NF - 1) != $NF { print $(NF - 1) + $NF, $0 }' "$T/self.folded" |
+		sort -rn | head -3 | rev | cut -c1-200 | rev | sed 's/^/#   /'
+	svg_frames=$(frames "$T/self.svg" | wc -l)
+	svg_changed=$(frames "$T/self.svg" | awk '$1 != $2' | wc -l)
+	check "diff $1 $2 -o self.svg: $svg_changed of $svg_frames frames with a count other than before (0)" \
+		'[ "$svg_frames" -gt 100 ] && [ "$svg_changed" = 0 ]'
+done
 
 # Its errors: one line each.
 echo "not a profile" > "$T/junk"

@@ -122,7 +122,7 @@ char *unit_pipe(const char *cmd, const void *input, size_t len)
 #define TESTS(X)                                                                                   \
 	X(test_intern) X(test_profile) X(test_fold) X(test_fold_listeners) X(test_window) X(test_kallsyms) X(test_procmaps) X(test_elf)               \
 	X(test_proc_generations)                                                                   \
-	X(test_cpu_list) X(test_folded) X(test_pb) X(test_pprof) X(test_callgrind)                \
+	X(test_cpu_list) X(test_folded) X(test_pb) X(test_pprof) X(test_profile_read) X(test_callgrind)                \
 	X(test_svg) X(test_demangle) X(test_perfmap) X(test_jit_symbolize)        \
 	X(test_debuginfo) X(test_fuzz_regressions) X(test_hostile) X(test_unwind) X(test_cfi_rows) \
 	X(test_unwind_tables) X(test_python_offsets) X(test_python_code) X(test_luajit_file) \
