@@ -17,6 +17,7 @@
 
 #include "bpfprof/cgroups.h"
 #include "bpfprof/cli.h"
+#include "bpfprof/diff.h"
 #include "bpfprof/output.h"
 #include "bpfprof/runtime_info.h"
 #include "bpfprof/util.h"
@@ -294,9 +295,10 @@ void options_usage(FILE *out)
 {
 	size_t i;
 
-	fputs("Usage: bpfprof [options]\n"
-	      "Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
-	      "\n", out);
+	fprintf(out, "Usage: bpfprof [options]\n"
+		"       %s\n"
+		"Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
+		"\n", diff_synopsis);
 	for (i = 0; i < nr_options(); i++) {
 		const struct cli_option *opt = &all_options()[i];
 		const char *h;
@@ -315,6 +317,11 @@ void options_usage(FILE *out)
 		}
 		fputc('\n', out);
 	}
+	/* The subcommands (main.c's cmds[]), each with its own --help. */
+	fprintf(out, "\nSubcommands:\n  %s\n"
+		"%*scompare two profiles, folded or pprof: a differential flame\n"
+		"%*sgraph (-o FILE.svg) or difffolded lines; see bpfprof diff --help\n",
+		diff_synopsis + strlen("bpfprof "), HELP_COLUMN, "", HELP_COLUMN, "");
 }
 
 /* A whole number in [min, max], or a usage error naming the option. */

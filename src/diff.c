@@ -11,8 +11,9 @@
 #include "bpfprof/profile_read.h"
 #include "bpfprof/util.h"
 
+const char diff_synopsis[] = "bpfprof diff BEFORE AFTER [-o FILE]...";
+
 static const char diff_usage[] =
-	"Usage: bpfprof diff BEFORE AFTER [-o FILE]...\n"
 	"Compares two profiles, each folded or pprof (as bpfprof writes them):\n"
 	"  -o FILE.svg     a differential flame graph: widths from AFTER, red where a frame's\n"
 	"                  share grew, blue where it shrank; hover shows both counts\n"
@@ -112,7 +113,7 @@ int diff_main(int argc, char **argv)
 
 	if ((rc = parse_args(&a, argc, argv)) || a.help) {
 		if (a.help)
-			fputs(diff_usage, stdout);
+			printf("Usage: %s\n%s", diff_synopsis, diff_usage);
 		free(a.outs);
 		return rc;
 	}

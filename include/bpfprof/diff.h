@@ -11,4 +11,7 @@
 /* argv[0] is "diff"; the exit code. */
 int diff_main(int argc, char **argv);
 
+/* Its usage line, as bpfprof --help lists it too. */
+extern const char diff_synopsis[];
+
 #endif

@@ -187,6 +187,19 @@ check "--help: exit 0, usage on stdout" 'grep -q "^Usage: bpfprof" "$T/help"'
 "$BPFPROF" -V > "$T/version" 2>&1
 check "-V: exit 0, the version" 'grep -Eq "^bpfprof [0-9]+\.[0-9]+\.[0-9]+\$" "$T/version"'
 
+# --help lists the subcommands the man page's SYNOPSIS has, each with a --help of its own.
+subcommands_of_help() { "$BPFPROF" --help | sed -n '/^Subcommands:/,$p' | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'; }
+subcommands_of_man() { sed -n '/^\.SH SYNOPSIS/,/^\.SH [A-Z]/p' src/bpfprof.8 | sed -n 's/^\.B bpfprof \([a-z][a-z]*\)$/\1/p'; }
+subs=$(subcommands_of_help | tr '\n' ' ')
+check "--help and the man page's SYNOPSIS name the same subcommands (${subs:-none}in --help; $(subcommands_of_man | tr '\n' ' ')in the man page)" \
+	'[ -n "$subs" ] && [ "$(subcommands_of_help)" = "$(subcommands_of_man)" ]'
+for sub in $subs; do
+	"$BPFPROF" $sub --help > "$T/sub.help" 2> "$T/sub.err"
+	rc=$?
+	check "bpfprof $sub --help: exit $rc, its usage on stdout, nothing on stderr" \
+		'[ $rc = 0 ] && grep -q "^Usage: bpfprof $sub " "$T/sub.help" && [ ! -s "$T/sub.err" ]'
+done
+
 # --help and the man page (the option reference; the README links to it)
 # name the same options, short and long, taken from their option columns only.
 options_of_help() { "$BPFPROF" --help | grep -E '^ +-' | cut -c1-30 | grep -oE -- '--?[A-Za-z][a-z-]*' | sort -u; }
