@@ -2,6 +2,7 @@
 /* The run's summary on stderr: what was sampled, where the CPUs were, what was lost and why. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpfprof/runtime.h"
 #include "bpfprof/summary.h"
@@ -89,6 +90,125 @@ static void summarize_off_cpu(const struct sampler_stats *st)
 		(unsigned long long)t[STAT_OFF_NO_ROOM], (unsigned long long)t[STAT_OFF_WALKED_AGAIN]);
 }
 
+/* A process's samples: all of them, and those whose code no perf map named in anonymous memory. */
+struct anon_share {
+	uint32_t pid, comm;	/* comm: its main thread's name if sampled, else a thread's */
+	bool main;		/* comm is the main thread's */
+	uint64_t all, anon;
+};
+
+#define ANON_MIN 10		/* samples a process needs before its share is spoken of */
+#define ANON_SHOWN 5		/* processes spoken of, the heaviest first */
+
+/* Whether sample s's innermost user frame is in anonymous memory and unnamed ([anon+0x...]). */
+static bool in_unnamed_anon(const struct profile *p, const struct prof_sample *s)
+{
+	uint32_t depth, i;
+	const uint32_t *frames = profile_stack_frames(p, s->stack, &depth);
+
+	for (i = 0; i < depth; i++) {
+		const struct prof_location *l = &p->locations[frames[i]];
+		const char *file;
+
+		if (l->kind == FRAME_KERNEL)
+			continue;
+		if (l->nlines || l->label || !l->mapping)
+			return false;
+		file = profile_str(p, p->mappings[l->mapping].file);
+		return !strncmp(file, "[anon", 5) || !strncmp(file, "//anon", 6);
+	}
+	return false;
+}
+
+/* Whether process pid has libjvm.so among its mappings in p: a JVM. */
+static bool is_jvm(const struct profile *p, uint32_t pid)
+{
+	uint32_t i;
+
+	for (i = 1; i < p->nr_mappings; i++) {
+		const char *file = profile_str(p, p->mappings[i].file), *base = strrchr(file, '/');
+
+		if (p->mappings[i].pid == pid && base && !strcmp(base, "/libjvm.so"))
+			return true;
+	}
+	return false;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct anon_share *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int by_anon(const void *a, const void *b)
+{
+	const struct anon_share *x = a, *y = b;
+
+	return x->anon > y->anon ? -1 : x->anon < y->anon;
+}
+
+/*
+ * A process whose samples are mostly in code a JIT made that no perf map
+ * names ([anon+0x...], its stacks cut there) gets a line: what would name
+ * its frames. One per process, the heaviest first.
+ */
+static void summarize_anon_code(const struct profile *p)
+{
+	struct anon_share *v = xcalloc(p->nr_samples + 1, sizeof(*v));
+	uint32_t i, n = 0, procs = 0, shown;
+
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (!s->comm || !s->pid || s->pid == PROF_PID_EXITED)
+			continue;
+		v[n].pid = s->pid;
+		v[n].comm = s->comm;
+		v[n].main = s->tid == s->pid;
+		v[n].all = s->count;
+		v[n++].anon = in_unnamed_anon(p, s) ? s->count : 0;
+	}
+	qsort(v, n, sizeof(*v), by_pid);
+	for (i = 0; i < n; i++) {
+		struct anon_share *to = &v[procs];
+
+		if (procs && v[i].pid == to[-1].pid) {
+			to--;
+			to->all += v[i].all;
+			to->anon += v[i].anon;
+			if (!to->main && v[i].main) {
+				to->comm = v[i].comm;
+				to->main = true;
+			}
+			continue;
+		}
+		*to = v[i];
+		procs++;
+	}
+	qsort(v, procs, sizeof(*v), by_anon);
+	for (i = shown = 0; i < procs && shown < ANON_SHOWN; i++) {
+		const struct anon_share *a = &v[i];
+
+		if (a->anon < ANON_MIN || 2 * a->anon < a->all)
+			continue;
+		shown++;
+		fprintf(stderr, "bpfprof: %s (pid %u): %.0f%% of its samples in anonymous executable "
+			"memory no perf map names ([anon+0x...] frames): ",
+			profile_str(p, a->comm), a->pid, 100.0 * a->anon / a->all);
+		if (is_jvm(p, a->pid))
+			fprintf(stderr, "a JVM's compiled code; 'jcmd %u Compiler.perfmap' writes "
+				"/tmp/perf-%u.map of its code as it is then, which bpfprof reads (or "
+				"-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or "
+				"perf-map-agent), -XX:+PreserveFramePointer keeps its stacks whole\n",
+				a->pid, a->pid);
+		else
+			fprintf(stderr, "code a JIT made; have it write /tmp/perf-%u.map (as node "
+				"--perf-basic-prof does) for bpfprof to name its frames\n", a->pid);
+	}
+	free(v);
+}
+
 void summarize(const struct options *o, const struct profile *p, const struct sampler_stats *st,
 	       const struct run_figures *f, double seconds)
 {
@@ -164,6 +284,7 @@ void summarize(const struct options *o, const struct profile *p, const struct sa
 	if (st->walking)
 		summarize_walks(st, f);
 	runtimes_summarize(st, f);
+	summarize_anon_code(p);
 	if (o->dwarf_unwind) {
 		uint64_t all = 0;
 

@@ -79,3 +79,17 @@ for f in hotFunctionA hotFunctionB; do
 	want=$(sum_matching "$T/jit.folded" ";${f}_\\[j\\](;|\$)")
 	check "pprof: $f in ${p:-no} samples, as in folded ($want)" '[ "${p:-x}" = "$want" ]'
 done
+
+# The summary's line on code in anonymous memory no perf map names: none for
+# node with its map; one, with a JIT's advice (not a JVM's), for node without.
+anon_line() { grep "^bpfprof: node (pid $2): .* anonymous executable memory" "$1"; }
+check "node with its perf map: no summary line on anonymous memory ($(anon_line "$T/jit.err" $pid | cut -c1-80))" \
+	'grep -q "^bpfprof: walked" "$T/jit.err" && [ -z "$(anon_line "$T/jit.err" $pid)" ]'
+node tests/workloads/jit.js $((SECONDS_RUN + 1)) > /dev/null &
+bare=$!
+BG_PIDS+=($bare)
+sleep 2
+$BPFPROF -F 999 -d 2 -p $bare -o "$T/bare.folded" 2> "$T/bare.err"
+line=$(anon_line "$T/bare.err" $bare)
+check "node without a perf map: one line, naming a perf map, not a JVM's tools: '$line'" \
+	'[ "$(anon_line "$T/bare.err" $bare | wc -l)" = 1 ] && echo "$line" | grep -qF "/tmp/perf-$bare.map (as node --perf-basic-prof does)" && ! echo "$line" | grep -q jcmd'

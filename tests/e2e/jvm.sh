@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# A JVM with no perf map: its compiled code runs in anonymous memory that
+# nothing names, every sample "java;[truncated];[anon+0x...]". The summary
+# says so in one line, with its share and what names the frames; doing what
+# it says (jcmd PID Compiler.perfmap, -XX:+PreserveFramePointer) names them
+# and the line goes. tests/workloads/jvm_busy.java, compiled here with javac.
+. tests/lib.sh
+export HOME=$T	# the JVM's hsperfdata and jcmd's files
+
+if ! command -v javac > /dev/null || ! command -v jcmd > /dev/null; then
+	ok "jvm # SKIP javac or jcmd not installed (openjdk-17-jdk-headless)"
+	exit 0
+fi
+if ! javac -d "$T" tests/workloads/jvm_busy.java 2> "$T/javac.err"; then
+	not_ok "javac tests/workloads/jvm_busy.java failed"; diag "$T/javac.err"
+	exit 0
+fi
+
+# jvm NAME JAVA_OPTIONS...: jvm_busy for 6 s once warm, in the background; returns once
+# it is warm (work compiled). Sets PID; removes its perf map at the end.
+jvm() {
+	local name=$1
+	shift
+	java "$@" -cp "$T" JvmBusy 6 "$T/$name.ready" > "$T/$name.out" 2> "$T/$name.wl" &
+	PID=$!
+	BG_PIDS+=($PID)
+	MAPS+=("/tmp/perf-$PID.map")
+	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+}
+MAPS=()
+[ -z "${KEEP:-}" ] && trap 'rm -f "${MAPS[@]}"; cleanup' EXIT
+# anon_line NAME: the summary's lines on PID's anonymous code.
+anon_line() { grep "^bpfprof: [^ ]* (pid $PID): .* anonymous executable memory" "$T/$1.err"; }
+
+# 1. No perf map: the line, its share the profile's, naming what would name the frames.
+jvm bare
+rm -f "/tmp/perf-$PID.map"
+$BPFPROF -F 999 -d 2 -p $PID -o "$T/bare.folded" 2> "$T/bare.err"
+rc=$?
+total=$(folded_total "$T/bare.folded")
+anon=$(sum_matching "$T/bare.folded" '\[anon\+0x[0-9a-f]+\]$')
+line=$(anon_line bare)
+said=$(echo "$line" | sed -n 's/.*: \([0-9]*\)% of its samples.*/\1/p')
+check "no perf map: exit $rc, $anon of ${total:-no} samples ($(share "$anon" "${total:-0}") %) end in [anon+0x...] (>= 80 %)" \
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$anon" "$total")" 80 100'
+check "the summary says it in one line: '$line'" \
+	'[ "$(anon_line bare | wc -l)" = 1 ] && echo "$line" | grep -q "^bpfprof: java (pid $PID): [0-9]*% of its samples"'
+check "the line's share ($said %) is the profile's ($(share "$anon" "${total:-0}") %, within 1 point)" \
+	'[ -n "$said" ] && within "$(awk -v s="$said" -v a="$(share "$anon" "$total")" "BEGIN { print s - a }")" -1 1'
+says_all() {
+	local w
+	for w in "$@"; do echo "$line" | grep -qF -- "$w" || return 1; done
+}
+check "the line names what would name the frames: jcmd $PID Compiler.perfmap, DumpPerfMapAtExit, perf-map-agent, PreserveFramePointer" \
+	'says_all "jcmd $PID Compiler.perfmap" DumpPerfMapAtExit perf-map-agent PreserveFramePointer'
+
+# 2. As the line says: jcmd writes the map while it runs; the frames named, no line.
+jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
+$BPFPROF -F 999 -d 2 -p $PID -o "$T/map.folded" 2> "$T/map.err"
+rc=$?
+total=$(folded_total "$T/map.folded")
+# The JIT may have inlined work into alpha and beta: the leaf is one of the three.
+JB='long JvmBusy\.(alpha|beta|work)\(long(, long)?\)_\[j\]$'
+named=$(sum_matching "$T/map.folded" ";$JB")
+check "after jcmd $PID Compiler.perfmap: exit $rc, $named of ${total:-no} samples ($(share "$named" "${total:-0}") %) in JvmBusy's methods as JIT frames (>= 80 %)" \
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$named" "$total")" 80 100'
+check "with its perf map: no line on anonymous memory ($(anon_line map | cut -c1-80))" '[ -z "$(anon_line map)" ]'
+
+# 3. -XX:+PreserveFramePointer as well: whole stacks, from the thread's start to work.
+# The map is the code of the moment: written once the JIT has settled (C2 compiles later with
+# frame pointers kept), so what runs is in it.
+jvm fp -XX:+PreserveFramePointer
+sleep 1.5
+jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
+$BPFPROF -F 999 -d 2 -p $PID -o "$T/fp.folded" 2> "$T/fp.err"
+rc=$?
+total=$(folded_total "$T/fp.folded")
+whole=$(sum_matching "$T/fp.folded" "^java;__clone3;start_thread;.*;JavaMain;.*;$JB")
+check "-XX:+PreserveFramePointer and the map: exit $rc, $whole of ${total:-no} samples ($(share "$whole" "${total:-0}") %) whole from start_thread to JvmBusy's methods (>= 80 %), no line" \
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$whole" "$total")" 80 100 && [ -z "$(anon_line fp)" ]'
