@@ -92,9 +92,9 @@ static void summarize_off_cpu(const struct sampler_stats *st)
 
 /* A process's samples: all of them, and those whose code no perf map named in anonymous memory. */
 struct anon_share {
-	uint32_t pid, comm;	/* comm: its main thread's name if sampled, else a thread's */
+	uint32_t pid, comm;	/* comm: its main thread's name if sampled, else its busiest stack's */
 	bool main;		/* comm is the main thread's */
-	uint64_t all, anon;
+	uint64_t all, anon, top;	/* top: the count of the sample comm is from */
 };
 
 #define ANON_MIN 10		/* samples a process needs before its share is spoken of */
@@ -166,7 +166,7 @@ static void summarize_anon_code(const struct profile *p)
 		v[n].pid = s->pid;
 		v[n].comm = s->comm;
 		v[n].main = s->tid == s->pid;
-		v[n].all = s->count;
+		v[n].all = v[n].top = s->count;
 		v[n++].anon = in_unnamed_anon(p, s) ? s->count : 0;
 	}
 	qsort(v, n, sizeof(*v), by_pid);
@@ -177,9 +177,10 @@ static void summarize_anon_code(const struct profile *p)
 			to--;
 			to->all += v[i].all;
 			to->anon += v[i].anon;
-			if (!to->main && v[i].main) {
+			if (!to->main && (v[i].main || v[i].top > to->top)) {
 				to->comm = v[i].comm;
-				to->main = true;
+				to->main = v[i].main;
+				to->top = v[i].top;
 			}
 			continue;
 		}

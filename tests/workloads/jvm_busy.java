@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // A busy JVM: alpha and beta run the same chain of dependent multiply-adds
 // (work) twice and once a round, compiled by the JIT into anonymous memory.
-// After a second of warm-up (work compiled) it creates READY_FILE, then
-// runs for SECONDS more. Compiled at test time: javac -d DIR jvm_busy.java.
+// After 20,000 rounds of warm-up (past the JIT's last tier's thresholds: with
+// -Xbatch, the code that runs from then on is compiled) it creates
+// READY_FILE, then runs for SECONDS more. Compiled at test time: javac -d DIR jvm_busy.java.
 //
 // usage: java -cp DIR JvmBusy SECONDS READY_FILE
 import java.io.File;
@@ -16,11 +17,11 @@ class JvmBusy {
 	}
 
 	static long alpha(long x) {
-		return work(200000, work(200000, x));
+		return work(20000, work(20000, x));
 	}
 
 	static long beta(long x) {
-		return work(200000, x);
+		return work(20000, x);
 	}
 
 	static long run(double seconds, long x) {
@@ -32,7 +33,10 @@ class JvmBusy {
 	}
 
 	public static void main(String[] args) throws IOException {
-		long x = run(1, 1);
+		long x = 1;
+
+		for (int i = 0; i < 20000; i++)
+			x = beta(alpha(x));
 
 		new File(args[1]).createNewFile();
 		System.out.println(run(Double.parseDouble(args[0]), x));
