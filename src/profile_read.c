@@ -394,9 +394,10 @@ static bool pp_str_starts(const struct pprof *pp, uint64_t i, const char *s)
 }
 
 /*
- * Mappings: where they start, their offset and file; the kernel's, and JIT
- * code's by their names: bpfprof's "[jit]", or anonymous memory, where
- * what a perf map names is JIT code.
+ * Mappings: where they start, their offset and file. The kernel's by name,
+ * or by starting in the kernel's half of the address space (its modules',
+ * "[bpf]"), the vsyscall page aside; JIT code's by name: bpfprof's "[jit]",
+ * or anonymous memory, where what a perf map names is JIT code.
  */
 static void pprof_mappings(struct profile *p, struct pprof *pp)
 {
@@ -427,6 +428,8 @@ static void pprof_mappings(struct profile *p, struct pprof *pp)
 				 : pp_str_is(pp, v, JIT_MAPPING) || pp_str_starts(pp, v, "[anon") ||
 				   pp_str_starts(pp, v, "//anon") ? FRAME_JIT : FRAME_USER;
 		}
+		if (pm->start >> 63 && strcmp(profile_str(p, pm->file), "[vsyscall]"))
+			pm->kind = FRAME_KERNEL;
 	}
 }
 

@@ -109,22 +109,36 @@ for pair in "rt.folded rt.pb.gz" "rt.pb.gz rt.folded"; do
 		'[ "$svg_frames" -gt 100 ] && [ "$svg_changed" = 0 ]'
 done
 
-# bpfprof in its own profile, left out as docs/outputs.md says: grep from folded, go tool
-# pprof -tagignore from pprof; the two compare as the same profile, without bpfprof.
+# A system-wide run, a BPF program busy on a process's system calls (kernel frames
+# of a [bpf] mapping): its folded and pprof compare as the same profile. bpfprof in
+# it, left out as docs/outputs.md says (grep from folded, go tool pprof -tagignore
+# from pprof): the two compare as the same profile, without bpfprof.
 export HOME=$T	# go keeps a cache there
+start_workload syscall 4 64
+"$O/tests/bpf-busy" $! 3 &
+BG_PIDS+=($!)
+sleep 0.5
 $BPFPROF -F 999 -d 1 -o "$T/sys.folded" -o "$T/sys.pb.gz" 2> "$T/sys.err"
 rc=$?
 self=$(sum_matching "$T/sys.folded" '^bpfprof;')
 sys_total=$(folded_total "$T/sys.folded")
+busy=$(sum_matching "$T/sys.folded" ';bpf_prog_[0-9a-f]+_busy_sys_enter_\[k\](;|$)')
+$BPFPROF diff "$T/sys.pb.gz" "$T/sys.folded" > "$T/sys.diff" 2> "$T/sys.diff.err"
+changed=$(awk '$(NF - 1) != $NF' "$T/sys.diff" | wc -l)
+check "a system-wide run: exit $rc, ${sys_total:-no} samples, $busy in a BPF program; diff sys.pb.gz sys.folded: $changed of $(wc -l < "$T/sys.diff") stacks changed (0)" \
+	'[ $rc = 0 ] && [ "$busy" -gt 0 ] && [ -s "$T/sys.diff" ] && [ "$changed" = 0 ]'
+[ "$changed" = 0 ] || awk '$(NF - 1) != $NF' "$T/sys.diff" | head -4 | rev | cut -c1-200 | rev | sed 's/^/#   /'
 grep -Ev '^bpfprof(-[0-9]+)?;' "$T/sys.folded" > "$T/others.folded"
-go tool pprof -proto -tagignore=comm=bpfprof "$T/sys.pb.gz" > "$T/others.pb.gz" 2> "$T/others.err"
+# -symbolize=none: else pprof shortens names it takes for C++ (Ruby's "Array#<=>" to "Array#").
+go tool pprof -symbolize=none -proto -tagignore=comm=bpfprof "$T/sys.pb.gz" > "$T/others.pb.gz" 2> "$T/others.err"
 $BPFPROF diff "$T/others.pb.gz" "$T/others.folded" > "$T/others.diff" 2>> "$T/others.err"
 others_ok() {
 	[ $rc = 0 ] && [ "$self" -gt 0 ] && [ -s "$T/others.diff" ] &&
 		[ -z "$(awk '$(NF - 1) != $NF' "$T/others.diff")" ] && ! grep -q '^bpfprof' "$T/others.diff" &&
 		[ "$(awk '{ t += $NF } END { print t + 0 }' "$T/others.diff")" = $((sys_total - self)) ]
 }
-check "a system-wide run: bpfprof's own $self of ${sys_total:-no} samples left out alike by grep -Ev '^bpfprof(-[0-9]+)?;' (folded) and go tool pprof -proto -tagignore=comm=bpfprof (pprof)" \
+others_ok || awk '$(NF - 1) != $NF' "$T/others.diff" | head -4 | rev | cut -c1-200 | rev | sed 's/^/#   /'
+check "bpfprof's own $self of ${sys_total:-no} samples left out alike by grep -Ev '^bpfprof(-[0-9]+)?;' (folded) and go tool pprof -symbolize=none -proto -tagignore=comm=bpfprof (pprof)" \
 	'others_ok'
 
 # Its errors: one line each.

@@ -4,8 +4,9 @@
  * folded and as pprof reads back, from either, to the very folded text
  * bpfprof wrote, frame by frame and kind by kind (the SVG tells kinds
  * apart): an interpreter's functions "name (file:first)" from the pprof
- * Function's file and start line, inlined calls, kernel and JIT frames,
- * frames nothing names in a file, special frames.
+ * Function's file and start line, inlined calls, kernel frames (modules'
+ * and BPF programs' too) and JIT frames, frames nothing names in a file,
+ * special frames.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,9 @@ static void build(struct profile *p)
 		 libx = mapping(p, "/usr/lib/libx.so.1", 0x7f0000000000, 0x2000),
 		 anon = mapping(p, "[anon]", 0x7e0000000000, 0),
 		 vdso = mapping(p, "[vdso]", 0x7ffff000, 0),
-		 kernel = mapping(p, "[kernel.kallsyms]", 0xffffffff81000000, 0);
+		 kernel = mapping(p, "[kernel.kallsyms]", 0xffffffff81000000, 0),
+		 bpf = mapping(p, "[bpf]", 0xffffffffc0000000, 0),
+		 module = mapping(p, "[nf_tables]", 0xffffffffc1000000, 0);
 	struct prof_line inl[2] = { { native(p, "inlined"), 3 }, { native(p, "main"), 9 } }, l = { 0, 0 };
 	uint32_t s[8], py_work, py_c;
 
@@ -82,6 +85,16 @@ static void build(struct profile *p)
 	s[0] = profile_special_location(p, "[off-cpu: sleeping]");
 	s[1] = s[7];
 	add(p, "app", s, 2, 4);
+	/* A BPF program and a module under a kernel function, one module frame unnamed. */
+	l.function = profile_function(p, profile_string(p, "htab_map_update_elem"), 0, 0);
+	s[0] = profile_location_add(p, kernel, 0xffffffff81000200, FRAME_KERNEL, &l, 1);
+	l.function = profile_function(p, profile_string(p, "bpf_prog_4af953c9688fadce_on_exec"), 0, 0);
+	s[1] = profile_location_add(p, bpf, 0xffffffffc0000040, FRAME_KERNEL, &l, 1);
+	s[2] = profile_location_add(p, module, 0xffffffffc1000300, FRAME_KERNEL, NULL, 0);
+	l.function = profile_function(p, profile_string(p, "nft_do_chain"), 0, 0);
+	s[3] = profile_location_add(p, module, 0xffffffffc1000100, FRAME_KERNEL, &l, 1);
+	s[4] = s[7];
+	add(p, "app", s, 5, 6);
 	s[0] = profile_special_location(p, "[lost: ring buffer full]");
 	add(p, "", s, 1, 1);
 }
@@ -149,6 +162,8 @@ void test_profile_read(void)
 		    "app;main;inlined_[i];[libx.so.1+0x2123];<module> (main.py:0);work (pkg/__init__.py:12);"
 		    "len;_ZN1x4hashEv;do_syscall_64_[k];[kernel.kallsyms+0xabc]_[k] 5\n"
 		    "app;main;inlined_[i];[off-cpu: sleeping] 4\n"
+		    "app;main;inlined_[i];nft_do_chain_[k];[nf_tables+0x300]_[k];"
+		    "bpf_prog_4af953c9688fadce_on_exec_[k];htab_map_update_elem_[k] 6\n"
 		    "node;[unknown];[vdso+0x123];[anon+0xfff];LazyCompile:*burn /j.js:3_[j] 2\n",
 		    "profile_read: the profile, as bpfprof writes it folded");
 	pb = pprof_of(&p, &pb_len);
