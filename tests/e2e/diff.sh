@@ -114,10 +114,11 @@ done
 # it, left out as docs/outputs.md says (grep from folded, go tool pprof -tagignore
 # from pprof): the two compare as the same profile, without bpfprof.
 export HOME=$T	# go keeps a cache there
-start_workload syscall 4 64
-"$O/tests/bpf-busy" $! 3 &
+start_workload syscall 6 64
+"$O/tests/bpf-busy" $! 5 &
 BG_PIDS+=($!)
-sleep 0.5
+# Until bpf-busy holds its program attached (a link), up to 5 s.
+for i in $(seq 100); do bpf_held $! | grep -q '^link_id' && break; sleep 0.05; done
 $BPFPROF -F 999 -d 1 -o "$T/sys.folded" -o "$T/sys.pb.gz" 2> "$T/sys.err"
 rc=$?
 self=$(sum_matching "$T/sys.folded" '^bpfprof;')
