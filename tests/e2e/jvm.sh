@@ -36,9 +36,10 @@ MAPS=()
 anon_line() { grep "^bpfprof: .* (pid $PID): .* anonymous executable memory" "$T/$1.err"; }
 
 # 1. No perf map: the line, its share the profile's, naming what would name the frames.
+# (Each run wants 100 samples at least: two `yes` leave a JVM a fifth of a CPU.)
 jvm bare
 rm -f "/tmp/perf-$PID.map"
-$BPFPROF -F 999 -d 2 -p $PID -o "$T/bare.folded" 2> "$T/bare.err"
+$BPFPROF -F 999 -d 3 -p $PID -o "$T/bare.folded" 2> "$T/bare.err"
 rc=$?
 total=$(folded_total "$T/bare.folded")
 # Its innermost user frame [anon+0x...] (the kernel's frames above it, if any).
@@ -46,7 +47,7 @@ anon=$(sum_matching "$T/bare.folded" '\[anon\+0x[0-9a-f]+\](;[^;]*_\[k\])*$')
 line=$(anon_line bare)
 said=$(echo "$line" | sed -n 's/.*: \([0-9]*\)% of its samples.*/\1/p')
 check "no perf map: exit $rc, $anon of ${total:-no} samples ($(share "$anon" "${total:-0}") %) in [anon+0x...] (>= 80 %)" \
-	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$anon" "$total")" 80 100'
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 100 ] && within "$(share "$anon" "$total")" 80 100'
 check "the summary says it in one line: '$line'" \
 	'[ "$(anon_line bare | wc -l)" = 1 ] && echo "$line" | grep -q "^bpfprof: java (pid $PID): [0-9]*% of its samples"'
 check "the line's share ($said %) is the profile's ($(share "$anon" "${total:-0}") %, within 1 point)" \
@@ -63,24 +64,24 @@ check "the line names what would name the frames: jcmd $PID Compiler.perfmap, Du
 jvm_end
 jvm map
 jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
-$BPFPROF -F 999 -d 2 -p $PID -o "$T/map.folded" 2> "$T/map.err"
+$BPFPROF -F 999 -d 3 -p $PID -o "$T/map.folded" 2> "$T/map.err"
 rc=$?
 total=$(folded_total "$T/map.folded")
 # The JIT may have inlined work into alpha and beta: the leaf is one of the three.
 JB='long JvmBusy\.(alpha|beta|work)\(long(, long)?\)_\[j\]$'
 named=$(sum_matching "$T/map.folded" ";$JB")
 check "after jcmd $PID Compiler.perfmap: exit $rc, $named of ${total:-no} samples ($(share "$named" "${total:-0}") %) in JvmBusy's methods as JIT frames (>= 80 %)" \
-	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$named" "$total")" 80 100'
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 100 ] && within "$(share "$named" "$total")" 80 100'
 check "with its perf map: no line on anonymous memory ($(anon_line map | cut -c1-80))" '[ -z "$(anon_line map)" ]'
 
 # 3. -XX:+PreserveFramePointer as well: whole stacks, from the thread's start to work.
 jvm_end
 jvm fp -XX:+PreserveFramePointer
 jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
-$BPFPROF -F 999 -d 2 -p $PID -o "$T/fp.folded" 2> "$T/fp.err"
+$BPFPROF -F 999 -d 3 -p $PID -o "$T/fp.folded" 2> "$T/fp.err"
 rc=$?
 total=$(folded_total "$T/fp.folded")
 whole=$(sum_matching "$T/fp.folded" "^java;__clone3;start_thread;.*;JavaMain;.*;$JB")
 check "-XX:+PreserveFramePointer and the map: exit $rc, $whole of ${total:-no} samples ($(share "$whole" "${total:-0}") %) whole from start_thread to JvmBusy's methods (>= 80 %), no line" \
-	'[ $rc = 0 ] && [ "${total:-0}" -gt 500 ] && within "$(share "$whole" "$total")" 80 100 && [ -z "$(anon_line fp)" ]'
+	'[ $rc = 0 ] && [ "${total:-0}" -gt 100 ] && within "$(share "$whole" "$total")" 80 100 && [ -z "$(anon_line fp)" ]'
 jvm_end
