@@ -70,13 +70,14 @@ rt_start() {
 	BG_PIDS+=($!)
 	rt_pids+=${rt_pids:+,}$!
 }
-rt_start python3 $PYW/py_split.py 6
-rt_start luajit $PYW/lua_split.lua 6
-rt_start ruby $PYW/rb_split.rb 6
+# For 20 s, ended after the run: a slow start of bpfprof (the sanitizers') must not outlast them.
+rt_start python3 $PYW/py_split.py 20
+rt_start luajit $PYW/lua_split.lua 20
+rt_start ruby $PYW/rb_split.rb 20
 rt_kinds=('work \(py_split\.py:[0-9]+\)' 'work \(lua_split\.lua:[0-9]+\)' 'work \(rb_split\.rb:[0-9]+\)'
 	  '_\[i\]' '_\[k\]' '\[[^];]*\+0x[0-9a-f]+\]')
 if command -v node > /dev/null; then
-	rt_start node --perf-basic-prof --no-logfile-per-isolate --logfile="$T/v8.log" $PYW/jit.js 7
+	rt_start node --perf-basic-prof --no-logfile-per-isolate --logfile="$T/v8.log" $PYW/jit.js 20
 	[ -z "${KEEP:-}" ] && trap 'rm -f "/tmp/perf-${rt_pids##*,}.map"; cleanup' EXIT
 	rt_kinds+=('burn_\[j\]')
 else
@@ -85,6 +86,7 @@ fi
 sleep 2	# the runtimes started, node's functions compiled and in its perf map
 $BPFPROF -F 999 -d 3 -p $rt_pids -o "$T/rt.folded" -o "$T/rt.pb.gz" 2> "$T/rt.err"
 rc=$?
+kill ${rt_pids//,/ } 2> /dev/null
 rt_total=$(folded_total "$T/rt.folded")
 rt_counts=$(for k in "${rt_kinds[@]}"; do printf ' %s' "$(sum_matching "$T/rt.folded" "$k")"; done)
 check "one run of python3, luajit, ruby${rt_kinds[6]:+, node}, -o rt.folded -o rt.pb.gz: exit $rc, ${rt_total:-no} samples; Python, Lua, Ruby, inlined, kernel, unnamed${rt_kinds[6]:+, JIT} frames in:$rt_counts" \
