@@ -296,6 +296,7 @@ struct pprof {
 	struct pp_function *fns;
 	struct pp_mapping *maps;
 	int64_t duration, time;
+	uint64_t per;		/* the value read, divided by this, is the folded output's count */
 };
 
 static const char *pp_str(const struct pprof *pp, uint64_t i, size_t *len)
@@ -367,21 +368,38 @@ static int pprof_tables(struct pprof *pp, const uint8_t *buf, size_t len, char w
 	return 0;
 }
 
-/* The value to read: "samples" if the profile counts them, else the first. */
-static uint32_t pprof_value_index(const struct pprof *pp)
+/*
+ * The value to read: "samples" if the profile counts them, else the first.
+ * bpfprof's --off-cpu pprof has one, off_cpu in nanoseconds, where its
+ * folded output counts microseconds: pp->per 1000 then, else 1.
+ */
+static uint32_t pprof_value_index(struct pprof *pp)
 {
 	uint32_t num, i, value = 0;
-	uint64_t v;
+	uint64_t v, type, unit;
+	bool ok, samples = false;
 	struct pb b;
-	bool ok;
 
+	pp->per = 1;
 	for (i = 0; i < pp->types.n; i++) {
 		struct pb t = pp->types.v[i];
 
-		while (pb_field(&t, &num, &v, &b, &ok))
-			if (ok && num == 1 && pp_str_is(pp, v, "samples"))
-				value = i;
+		type = unit = 0;
+		while (pb_field(&t, &num, &v, &b, &ok)) {
+			if (ok && num == 1)
+				type = v;
+			if (ok && num == 2)
+				unit = v;
+		}
+		if (pp_str_is(pp, type, "samples")) {
+			value = i;
+			samples = true;
+		}
+		if (!i && pp_str_is(pp, type, "off_cpu") && pp_str_is(pp, unit, "nanoseconds"))
+			pp->per = 1000;
 	}
+	if (samples)
+		pp->per = 1;
 	return value;
 }
 
@@ -632,6 +650,7 @@ static int pprof_sample(struct profile *p, const struct pprof *pp, struct pb s, 
 		err = bad(why, "pprof: a sample's value is negative or beyond 2^53");
 		goto out;
 	}
+	smp.count /= pp->per;
 	if (smp.count)
 		profile_add_sample(p, &smp);
 out:

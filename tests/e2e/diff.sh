@@ -111,6 +111,19 @@ for pair in "rt.folded rt.pb.gz" "rt.pb.gz rt.folded"; do
 		'[ "$svg_frames" -gt 100 ] && [ "$svg_changed" = 0 ]'
 done
 
+# --off-cpu: folded counts microseconds, pprof nanoseconds; the two compare alike,
+# their "[off-cpu: STATE]" leaves too.
+start_workload waits 4
+off_pid=$!
+sleep 0.3
+$BPFPROF --off-cpu -d 2 -p $off_pid -o "$T/off.folded" -o "$T/off.pb.gz" 2> "$T/off.err"
+rc=$?
+off_total=$(folded_total "$T/off.folded")
+$BPFPROF diff "$T/off.pb.gz" "$T/off.folded" > "$T/off.diff" 2> "$T/off.diff.err"
+changed=$(awk '$(NF - 1) != $NF' "$T/off.diff" | wc -l)
+check "--off-cpu, -o off.folded -o off.pb.gz: exit $rc, ${off_total:-no} us; diff off.pb.gz off.folded: $changed of $(wc -l < "$T/off.diff") stacks changed (0), [off-cpu: ...] leaves in it" \
+	'[ $rc = 0 ] && [ "${off_total:-0}" -gt 0 ] && grep -q "\[off-cpu: [a-z]*\] [0-9]* [0-9]*\$" "$T/off.diff" && [ "$changed" = 0 ]'
+
 # A system-wide run, a BPF program busy on a process's system calls (kernel frames
 # of a [bpf] mapping): its folded and pprof compare as the same profile. bpfprof in
 # it, left out as docs/outputs.md says (grep from folded, go tool pprof -tagignore

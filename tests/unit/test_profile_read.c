@@ -188,7 +188,20 @@ void test_profile_read(void)
 	free(k2);
 	free(folded);
 	free(pb);
-	profile_release(&p);
 	profile_release(&from_folded);
 	profile_release(&from_pprof);
+
+	/* --off-cpu: folded counts microseconds, pprof's off_cpu nanoseconds; read back as microseconds. */
+	p.kind = PROFILE_OFF_CPU;
+	folded = unit_write(write_folded, &p, false, NULL);
+	pb = pprof_of(&p, &pb_len);
+	profile_init(&from_pprof);
+	CHECK(profile_read(&from_pprof, pb, pb_len, why) == 0, "profile_read: reads an --off-cpu pprof");
+	again = unit_write(write_folded, &from_pprof, false, NULL);
+	expect_text(again, folded, "profile_read: an --off-cpu pprof's nanoseconds read as the folded microseconds");
+	free(again);
+	free(folded);
+	free(pb);
+	profile_release(&from_pprof);
+	profile_release(&p);
 }
