@@ -74,6 +74,20 @@ static bool strip(const char **s, size_t *n, const char *mark)
 	return true;
 }
 
+/*
+ * A whole number made of the digits from s to end (the line's end: the
+ * buffer need not end after it, so no strtoull), not past MAX_COUNT.
+ */
+static bool parse_count(const char *s, const char *end, unsigned long long *v)
+{
+	for (*v = 0; s < end; s++) {
+		if (*s < '0' || *s > '9' || *v > MAX_COUNT)
+			return false;
+		*v = *v * 10 + (unsigned)(*s - '0');
+	}
+	return true;
+}
+
 /* One line: "comm;frame;...;frame COUNT". */
 static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno,
 		       char why[READ_WHY])
@@ -84,15 +98,12 @@ static int folded_line(struct profile *p, const char *s, size_t n, size_t lineno
 	uint16_t nlines = 0;
 	enum frame_kind kind = FRAME_USER;
 	unsigned long long count;
-	char *stop;
 	size_t len;
 	int err = 0;
 
 	if (!sp || sp == s)
 		return bad(why, "line %zu: no \"stack count\"", lineno);
-	errno = 0;
-	count = strtoull(sp + 1, &stop, 10);
-	if (stop != s + n || sp + 1 == stop || errno || sp[1] == '-')
+	if (sp + 1 == s + n || !parse_count(sp + 1, s + n, &count))
 		return bad(why, "line %zu: the count is not a whole number", lineno);
 	if (count > MAX_COUNT)
 		return bad(why, "line %zu: a count beyond 2^53", lineno);
