@@ -120,11 +120,13 @@ static bool in_unnamed_anon(const struct profile *p, const struct prof_sample *s
 	return false;
 }
 
-/* Whether process pid has libjvm.so among its mappings in p: a JVM. */
-static bool is_jvm(const struct profile *p, uint32_t pid)
+/* Whether process pid is a JVM: libjvm.so among its mappings in p, or named java. */
+static bool is_jvm(const struct profile *p, uint32_t pid, const char *comm)
 {
 	uint32_t i;
 
+	if (!strcmp(comm, "java"))
+		return true;
 	for (i = 1; i < p->nr_mappings; i++) {
 		const char *file = profile_str(p, p->mappings[i].file), *base = strrchr(file, '/');
 
@@ -150,8 +152,8 @@ static int by_anon(const void *a, const void *b)
 
 /*
  * A process whose samples are mostly in code a JIT made that no perf map
- * names ([anon+0x...], its stacks cut there) gets a line: what would name
- * its frames. One per process, the heaviest first.
+ * names ([anon+0x...]) gets a line: what would name its frames. One per
+ * process, the heaviest first.
  */
 static void summarize_anon_code(const struct profile *p)
 {
@@ -197,7 +199,7 @@ static void summarize_anon_code(const struct profile *p)
 		fprintf(stderr, "bpfprof: %s (pid %u): %.0f%% of its samples in anonymous executable "
 			"memory no perf map names ([anon+0x...] frames): ",
 			profile_str(p, a->comm), a->pid, 100.0 * a->anon / a->all);
-		if (is_jvm(p, a->pid))
+		if (is_jvm(p, a->pid, profile_str(p, a->comm)))
 			fprintf(stderr, "a JVM's compiled code; 'jcmd %u Compiler.perfmap' writes "
 				"/tmp/perf-%u.map of its code as it is then, which bpfprof reads (or "
 				"-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or "
