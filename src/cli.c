@@ -248,13 +248,19 @@ static const struct cli_option options_table[] = {
 static struct cli_option all_rows[MAX_OPTIONS];
 static size_t nr_all;
 
-/* A runtime's --no-OPTION: its frames left out (struct options' no_runtime). */
+/*
+ * A runtime's --no-OPTION: its frames left out (struct options' no_runtime),
+ * its help in its descriptor's words.
+ */
 static struct cli_option runtime_option(const struct runtime_info *r)
 {
-	static char names[RUNTIME_KINDS][32];
+	static char names[RUNTIME_KINDS][32], helps[RUNTIME_KINDS][160];
 
 	snprintf(names[r->kind], sizeof(names[r->kind]), "no-%s", r->option);
-	return (struct cli_option){ names[r->kind], 0, NULL, r->help, .kind = OPTION_FLAG,
+	snprintf(helps[r->kind], sizeof(helps[r->kind]),
+		 "leave %s frames out (read with --unwind auto:\n%s); native frames only",
+		 r->what, r->versions);
+	return (struct cli_option){ names[r->kind], 0, NULL, helps[r->kind], .kind = OPTION_FLAG,
 				    .field = offsetof(struct options, no_runtime) + r->kind };
 }
 

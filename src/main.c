@@ -5,6 +5,7 @@
 #include "bpfprof/cli.h"
 #include "bpfprof/diff.h"
 #include "bpfprof/record.h"
+#include "bpfprof/runtime_info.h"
 
 /* No subcommand: the profiler, its options the whole command line. */
 static int profile_main(int argc, char **argv)
@@ -30,6 +31,7 @@ static const struct cmd {
 	int (*func)(int argc, char **argv);
 } cmds[] = {
 	{ "diff", diff_main },
+	{ "runtimes", runtimes_main },
 	{ NULL, profile_main },
 };
 

@@ -22,8 +22,15 @@ struct runtime_info {
 	const char *name;		/* its module's NAME, its BPF maps' prefix (NAME_files) */
 	uint32_t kind;			/* its id (interp.h): interp_stack.runtime, its stats block */
 	const char *option;		/* --no-OPTION leaves its frames out; the SVG's class */
-	const char *help;		/* --no-OPTION's help */
 	const char *what;		/* its frames in messages, capitalised */
+	/*
+	 * What is read, in the words --no-OPTION's help, `bpfprof runtimes`
+	 * and the docs use (e2e/docs checks README.md, the man page and
+	 * docs/ against them): the versions ("CPython 3.10 to 3.13", the
+	 * product's name first), the builds read and those not, how the
+	 * layout is found, and what tests it.
+	 */
+	const char *versions, *builds, *not_read, *layout, *tested;
 	struct runtime_hue colour[3];	/* its frames' red, green and blue in the SVG */
 	/* A label its samples carry in pprof (what its VM was doing), by interp_stack.state; or NULL. */
 	const char *state_label;
@@ -36,5 +43,11 @@ uint32_t runtime_info_count(void);
 const struct runtime_info *runtime_info_at(uint32_t i);
 /* The runtime whose id is kind, or NULL. */
 const struct runtime_info *runtime_info_of(uint32_t kind);
+
+/*
+ * `bpfprof runtimes`: what each runtime's frames are read in, as the
+ * Markdown table docs/limits.md holds (src/runtimes_table.c). Exit code.
+ */
+int runtimes_main(int argc, char **argv);
 
 #endif

@@ -553,9 +553,17 @@ static const struct runtime_info luajit_info = {
 	.name = "luajit",
 	.kind = RUNTIME_LUAJIT,
 	.option = "lua",
-	.help = "leave LuaJIT processes' own frames out (read with --unwind\n"
-		"auto: LuaJIT 2.1); native frames only",
 	.what = "Lua",
+	.versions = "LuaJIT 2.1",
+	.builds = "GC64 builds (the default on x86-64) that export the C API (`luaJIT_setmode`): "
+		  "the `luajit` executable or `libluajit-5.1.so`, OpenResty's and upstream's",
+	.not_read = "LuaJIT 2.0 and builds without GC64; a VM that exports no `luaJIT_setmode`; "
+		    "a build whose code does not confirm the layout",
+	.layout = "from the file's code: the VM's bounds from its `.eh_frame`, the global state's "
+		  "offsets from exported functions' instructions, each confirmed by another "
+		  "(Debian's four files also by build ID)",
+	.tested = "`e2e/luajit`, `e2e/luajit_jitp`, `e2e/luajit_bc`: Debian's two builds "
+		  "(OpenResty's `luajit2` and upstream's), the JIT on and off, nginx's Lua module",
 	.colour = { { 150, 50, 0 }, { 90, 50, 1 }, { 200, 55, 0 } },	/* violet */
 	.state_label = "lua_vm",
 	.state_names = lua_vm_names,

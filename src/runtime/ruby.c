@@ -637,7 +637,7 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 		return false;
 	if (!f.known)
 		warning("Ruby %u.%u in '%s': a version or build whose frames bpfprof cannot read (it "
-			"reads CRuby 3.1, x86-64); its samples keep their native frames",
+			"reads CRuby 3.1 and 3.3, x86-64); its samples keep their native frames",
 			f.version >> 8, f.version & 0xff, path);
 	runtime_base_file_found(&rb->b, key, &f, path);
 	rb->stats.files++;
@@ -902,9 +902,16 @@ static const struct runtime_info ruby_info = {
 	.name = "ruby",
 	.kind = RUNTIME_RUBY,
 	.option = "ruby",
-	.help = "leave Ruby processes' own frames out (read with --unwind\n"
-		"auto: CRuby 3.1); native frames only",
 	.what = "Ruby",
+	.versions = "CRuby 3.1 and 3.3",
+	.builds = "libruby a shared library (Debian's, `--enable-shared`), under YJIT too; a "
+		  "build that hides `ruby_current_ec` while its `.symtab` is there",
+	.not_read = "2.7, 3.0, 3.2, 3.4 and later; a `ruby` linked statically with its VM "
+		    "(ruby-build's default); a build that hides its symbols, stripped of `.symtab`",
+	.layout = "a row by version (`ruby_api_version`) in `src/runtime/ruby_file.c`; the rest "
+		  "from the file's code and relocations, no debug information needed",
+	.tested = "`e2e/ruby`: Debian's 3.1, interpreted and under YJIT; 3.3.8 built from its "
+		  "release only with `RUBY_EXTRA` (not in `make test`)",
 	/* Rose: Ruby's red, kept apart from the native reds by its blue. */
 	.colour = { { 215, 40, 0 }, { 80, 50, 1 }, { 140, 50, 1 } },
 };

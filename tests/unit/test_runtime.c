@@ -200,9 +200,13 @@ void test_runtime_table(void)
 			      "runtime table: --no-%s is one runtime's", r->option);
 		snprintf(name, sizeof(name), "no-%s", r->option);
 		for (k = 0; k < n; k++)
-			found |= !strcmp(opts[k].name, name) && !strcmp(opts[k].help, r->help);
+			found |= !strcmp(opts[k].name, name) && strstr(opts[k].help, r->versions);
 		CHECK(found, "runtime table: --%s is an option, with its help", name);
 		CHECK(!r->state_label || r->nr_states, "runtime table: %s's label has values", r->name);
+		CHECK(r->versions && strchr(r->versions, ' ') && r->builds && *r->builds &&
+		      r->not_read && *r->not_read && r->layout && *r->layout && r->tested &&
+		      *r->tested, "runtime table: %s says what it reads (%s)", r->name,
+		      r->versions ? r->versions : "no versions");
 	}
 	CHECK(!runtime_info_of(RUNTIME_KINDS), "runtime table: no runtime past RUNTIME_KINDS");
 }
