@@ -557,7 +557,7 @@ static const struct runtime_info luajit_info = {
 	.versions = "LuaJIT 2.1",
 	.builds = "GC64 builds (the default on x86-64) that export the C API (`luaJIT_setmode`): "
 		  "the `luajit` executable or `libluajit-5.1.so`, OpenResty's and upstream's",
-	.not_read = "LuaJIT 2.0 and builds without GC64; a VM that exports no `luaJIT_setmode`; "
+	.not_read = "2.0, and 2.1 builds without GC64; a VM that exports no `luaJIT_setmode`; "
 		    "a build whose code does not confirm the layout",
 	.layout = "from the file's code: the VM's bounds from its `.eh_frame`, the global state's "
 		  "offsets from exported functions' instructions, each confirmed by another "
