@@ -10,16 +10,18 @@ usage: doc_text.py versions FILE...   each "CPython 3.10 to 3.13"-like phrase: F
 Markdown: code blocks (``` fenced or indented 4) and inline code spans; the man page
 (*.8): its EXAMPLES section. An example is a code-block line starting with "$ " (or,
 in a block with no such line, one starting with a command this project documents),
-an inline span that is a whole command (bpfprof with an argument, go tool pprof,
-curl, systemctl), or a line of the man page's EXAMPLES.
+an inline span that is a whole command (bpfprof with an argument, go tool pprof
+with a file, curl, systemctl, awk on a file), or a line of the man page's EXAMPLES.
 """
 import re
 import sys
 
 PRODUCTS = r"(?:CPython|LuaJIT|CRuby)"
 VERSION_PHRASE = re.compile(PRODUCTS + r" [0-9]+\.[0-9]+(?:(?:,| to| and| or) [0-9]+\.[0-9]+)*")
-COMMANDS = re.compile(r"^(sudo |bpfprof |go tool pprof|curl |systemctl |make |flamegraph\.pl )")
-INLINE = re.compile(r"^(sudo bpfprof \S|bpfprof (-|diff \S)|go tool pprof -\S+ \S|curl \S|systemctl \S)")
+COMMANDS = re.compile(r"^(sudo |bpfprof |go tool pprof|curl |systemctl |journalctl |make |"
+                      r"flamegraph\.pl |ExecStart=/)")
+INLINE = re.compile(r"^(sudo )?(bpfprof (-|diff \S|runtimes)|go tool pprof -\S+ \S|curl \S|"
+                    r"systemctl \S|awk '.* \S+$)")
 
 
 def text_of(path):
