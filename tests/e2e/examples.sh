@@ -242,8 +242,8 @@ check_outputs() {
 	done
 	case $c in
 	*"go tool pprof -top"*) grep -q 'flat%' "$out" || BAD+="stdout (no pprof table) " ;;
-	*"awk '\$NF > n"*) busiest "$out" "$c" || BAD+="stdout (not the busiest line) " ;;
 	*"| head -1") [ "$(wc -l < "$out")" = 1 ] && folded_total "$out" > /dev/null 2>&1 || BAD+="stdout (not one folded line) " ;;
+	*".folded | "* | "awk '"*".folded") busiest "$out" "$c" || BAD+="stdout (not the busiest line) " ;;
 	*"callgrind_annotate"*) grep -q 'PROGRAM TOTALS' "$out" || BAD+="stdout (no totals) " ;;
 	*"curl -s http"*/metrics) { promtool check metrics < "$out" > /dev/null 2>&1 && metrics_as_documented "$out"; } ||
 		BAD+="stdout (promtool, or not agent.md's metrics: $(tr '\n' ' ' < "$T/metrics.diff")) " ;;
