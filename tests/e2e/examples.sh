@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Every command example of the README, docs/*.md and the man page's EXAMPLES runs
-# (tests/doc_text.py finds them): as written, with durations cut to 0.5 s, hosts on the
+# (tests/doc_text.py finds them): as written, with durations cut to 1 s, hosts on the
 # loopback, placeholder pids made real workloads' (python3.11 and ruby running the
 # examples' demo.py and demo.rb, nginx serving Lua), under `bash -O failglob` (so an
 # unquoted URL with `?` fails, as it can in a user's shell). Each exits 0, and what it
@@ -112,10 +112,7 @@ PY=$!
 BG_PIDS+=($PY)
 CGROUP_DIR=$CGROUP_ROOT/bpfprof-examples-$$
 mkdir -p "$CGROUP_DIR"
-"$WL/split" 600 > /dev/null &
-CG_SPLIT=$!
-BG_PIDS+=($CG_SPLIT)
-echo $CG_SPLIT > "$CGROUP_DIR/cgroup.procs"
+echo $WAITS > "$CGROUP_DIR/cgroup.procs"
 sleep 1	# demo.py's imports done, its threads up
 TID=$(ls /proc/$WAITS/task | sort -n | tail -1)
 
@@ -158,12 +155,12 @@ start_nginx() {
 }
 
 # Fixtures the examples read: profiles of the machine running waits and demo.py
-# (Python frames: names with spaces), before and after of split.
+# (Python frames: names with spaces), before and after: waits, then demo.py.
 FIX=$T/fixtures
 mkdir -p $FIX
 $BPFPROF -F 499 -d 1 -o $FIX/out.pb.gz -o $FIX/out.folded -o $FIX/callgrind.out.split 2> /dev/null
-$BPFPROF -F 499 -d 1 -p $CG_SPLIT -o $FIX/before.pb.gz 2> /dev/null
-$BPFPROF -F 499 -d 1 -p $CG_SPLIT -o $FIX/after.pb.gz -o $FIX/after.folded 2> /dev/null
+$BPFPROF -F 499 -d 1 -p $WAITS -o $FIX/before.pb.gz 2> /dev/null
+$BPFPROF -F 499 -d 1 -p $PY -o $FIX/after.pb.gz -o $FIX/after.folded 2> /dev/null
 check "fixtures: folded with Python frames, pprof, callgrind, before and after" \
 	'grep -q " (demo.py:[0-9]*)" $FIX/out.folded && [ -s $FIX/callgrind.out.split ] && [ -s $FIX/before.pb.gz ] && [ -s $FIX/after.folded ]'
 
@@ -195,7 +192,7 @@ rewrite() {
 	c=${c//127.0.0.1:6060/127.0.0.1:$PORT}
 	c=${c//system.slice\/nginx.service/${CGROUP_DIR#$CGROUP_ROOT/}}
 	c=${c//\/var\/lib\/bpfprof/$W/var/lib/bpfprof}
-	REWRITTEN=$(sed -E 's/ -d [0-9.]+/ -d 0.5/; s/seconds=[0-9]+/seconds=1/' <<< "$c")
+	REWRITTEN=$(sed -E 's/ -d [0-9.]+/ -d 1/; s/seconds=[0-9]+/seconds=1/' <<< "$c")
 }
 
 # check_file FILE [diff]: FILE read by its format's reader; 0 if it reads.
