@@ -116,8 +116,10 @@ echo $WAITS > "$CGROUP_DIR/cgroup.procs"
 sleep 1	# demo.py's imports done, its threads up
 TID=$(ls /proc/$WAITS/task | sort -n | tail -1)
 
-# Started when an example first needs them: NAME's pid in $NEED.
+# Started when an example of a file first needs them (NAME's pid in $NEED), stopped at
+# the file's end.
 declare -A STARTED
+NEEDED_PIDS=()
 need() {
 	local pid
 	if [ -n "${STARTED[$1]:-}" ]; then NEED=${STARTED[$1]}; return; fi
@@ -126,13 +128,23 @@ need() {
 	split-nofp) "$WL/split-nofp" 600 > /dev/null & pid=$! ;;
 	ruby) /usr/bin/ruby tests/example/demo.rb 600 > /dev/null & pid=$!; sleep 1 ;;
 	nginx) start_nginx; pid=$NGINX_WORKER ;;
-	receiver) mkdir -p "$T/pyroscope"; RPORT=$(free_port)
-		python3 tests/pyroscope_receiver.py $RPORT "$T/pyroscope" 2> "$T/receiver.err" & pid=$!
+	receiver) RPORT=$(free_port); RDIR=$T/pyroscope.$RPORT; mkdir -p "$RDIR"
+		python3 tests/pyroscope_receiver.py $RPORT "$RDIR" 2> "$RDIR.err" & pid=$!
 		sleep 0.5 ;;
 	esac
 	BG_PIDS+=($pid)
+	NEEDED_PIDS+=($pid)
 	STARTED[$1]=$pid
 	NEED=$pid
+}
+stop_needed() {
+	local p
+	[ -z "${STARTED[receiver]:-}" ] ||
+		check "$last: the pushes arrived at the Pyroscope stand-in: $(cat "$RDIR/log" 2> /dev/null | wc -l), none refused" \
+			'[ -s "$RDIR/log" ] && [ ! -s "$RDIR/refused" ]'
+	for p in "${NEEDED_PIDS[@]}"; do kill $p 2> /dev/null; wait $p 2> /dev/null; done
+	NEEDED_PIDS=()
+	STARTED=()
 }
 
 # nginx with Debian's Lua module serving tests/example/nginx/handler.lua under ab.
@@ -144,6 +156,7 @@ start_nginx() {
 		tests/e2e/nginx/nginx.conf.in > $ngx/nginx.conf
 	nginx -p $ngx -c $ngx/nginx.conf -g 'daemon off;' 2> "$T/nginx.stderr" &
 	BG_PIDS+=($!)
+	NEEDED_PIDS+=($!)
 	for i in $(seq 100); do
 		curl -sf -o /dev/null "http://127.0.0.1:$port/lua" && break
 		sleep 0.05
@@ -151,6 +164,7 @@ start_nginx() {
 	NGINX_WORKER=$(ps --ppid ${BG_PIDS[-1]} -o pid= | head -1 | tr -d ' ')
 	ab -q -t 120 -n 10000000 -c 2 "http://127.0.0.1:$port/lua" > /dev/null 2>&1 &
 	BG_PIDS+=($!)
+	NEEDED_PIDS+=($!)
 	sleep 1
 }
 
@@ -340,6 +354,7 @@ while IFS=$'\t' read -r where cmd; do
 	file=${where%:*}
 	if [ "$file" != "${last:-}" ]; then
 		stop_server
+		stop_needed
 		W=$T/work/${file//\//_}
 		mkdir -p "$W/tests/example" "$W/var/lib/bpfprof"
 		cp $FIX/* "$W/"
@@ -353,6 +368,4 @@ while IFS=$'\t' read -r where cmd; do
 	esac
 done < "$T/found"
 stop_server
-[ -z "${STARTED[receiver]:-}" ] ||
-	check "the pushes arrived: $(wc -l < "$T/pyroscope/log" 2> /dev/null || echo 0), none refused" \
-		'[ -s "$T/pyroscope/log" ] && [ ! -s "$T/pyroscope/refused" ]'
+stop_needed
