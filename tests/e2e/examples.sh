@@ -157,11 +157,13 @@ start_nginx() {
 	nginx -p $ngx -c $ngx/nginx.conf -g 'daemon off;' 2> "$T/nginx.stderr" &
 	BG_PIDS+=($!)
 	NEEDED_PIDS+=($!)
-	for i in $(seq 100); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/lua" && break
+	NGINX_WORKER=
+	for i in $(seq 200); do
+		NGINX_WORKER=$(ps --ppid ${BG_PIDS[-1]} -o pid=,args= | awk '/worker process/ { print $1; exit }')
+		[ -n "$NGINX_WORKER" ] && curl -sf -o /dev/null "http://127.0.0.1:$port/lua" && break
 		sleep 0.05
 	done
-	NGINX_WORKER=$(ps --ppid ${BG_PIDS[-1]} -o pid= | head -1 | tr -d ' ')
+	[ -n "$NGINX_WORKER" ] || { echo "#   nginx did not start:"; diag "$T/nginx.stderr"; }
 	ab -q -t 120 -n 10000000 -c 2 "http://127.0.0.1:$port/lua" > /dev/null 2>&1 &
 	BG_PIDS+=($!)
 	NEEDED_PIDS+=($!)
