@@ -303,8 +303,9 @@ void options_usage(FILE *out)
 
 	fprintf(out, "Usage: bpfprof [options]\n"
 		"       %s\n"
+		"       %s\n"
 		"Samples every CPU with BPF and writes collapsed stacks (flamegraph.pl input).\n"
-		"\n", diff_synopsis);
+		"\n", diff_synopsis, runtimes_synopsis);
 	for (i = 0; i < nr_options(); i++) {
 		const struct cli_option *opt = &all_options()[i];
 		const char *h;
@@ -326,8 +327,12 @@ void options_usage(FILE *out)
 	/* The subcommands (main.c's cmds[]), each with its own --help. */
 	fprintf(out, "\nSubcommands:\n  %s\n"
 		"%*scompare two profiles, folded or pprof: a differential flame\n"
-		"%*sgraph (-o FILE.svg) or difffolded lines; see bpfprof diff --help\n",
-		diff_synopsis + strlen("bpfprof "), HELP_COLUMN, "", HELP_COLUMN, "");
+		"%*sgraph (-o FILE.svg) or difffolded lines; see bpfprof diff --help\n"
+		"  %s\n"
+		"%*swhat is read of each runtime's frames (versions, builds), as a\n"
+		"%*sMarkdown table\n",
+		diff_synopsis + strlen("bpfprof "), HELP_COLUMN, "", HELP_COLUMN, "",
+		runtimes_synopsis + strlen("bpfprof "), HELP_COLUMN, "", HELP_COLUMN, "");
 }
 
 /* A whole number in [min, max], or a usage error naming the option. */

@@ -4,15 +4,24 @@
  * Markdown table docs/limits.md holds word for word (e2e/docs checks it).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "bpfprof/cli.h"
 #include "bpfprof/runtime_info.h"
+
+const char runtimes_synopsis[] = "bpfprof runtimes";
 
 int runtimes_main(int argc, char **argv)
 {
 	uint32_t i;
 
-	(void)argv;
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("Usage: %s\n"
+		       "Prints what bpfprof reads of each runtime (versions, builds, what is not\n"
+		       "read, how the layout is found, what tests it), as a Markdown table.\n",
+		       runtimes_synopsis);
+		return 0;
+	}
 	if (argc > 1) {
 		fprintf(stderr, "bpfprof: runtimes takes no arguments; give bpfprof runtimes\n");
 		return EXIT_USAGE;

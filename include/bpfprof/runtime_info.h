@@ -26,7 +26,7 @@ struct runtime_info {
 	/*
 	 * What is read, in the words --no-OPTION's help, `bpfprof runtimes`
 	 * and the docs use (e2e/docs checks README.md, the man page and
-	 * docs/ against them): the versions ("CPython 3.10 to 3.13", the
+	 * docs/ against them): the versions ("PRODUCT 1.0 to 1.2", the
 	 * product's name first), the builds read and those not, how the
 	 * layout is found, and what tests it.
 	 */
@@ -49,5 +49,6 @@ const struct runtime_info *runtime_info_of(uint32_t kind);
  * Markdown table docs/limits.md holds (src/runtimes_table.c). Exit code.
  */
 int runtimes_main(int argc, char **argv);
+extern const char runtimes_synopsis[];
 
 #endif

@@ -188,7 +188,7 @@ check "--help: exit 0, usage on stdout" 'grep -q "^Usage: bpfprof" "$T/help"'
 check "-V: exit 0, the version" 'grep -Eq "^bpfprof [0-9]+\.[0-9]+\.[0-9]+\$" "$T/version"'
 
 # --help lists the subcommands the man page's SYNOPSIS has, each with a --help of its own.
-subcommands_of_help() { "$BPFPROF" --help | sed -n '/^Subcommands:/,$p' | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'; }
+subcommands_of_help() { "$BPFPROF" --help | sed -n '/^Subcommands:/,$p' | sed -n 's/^  \([a-z][a-z]*\)\( .*\)\{0,1\}$/\1/p'; }
 subcommands_of_man() { sed -n '/^\.SH SYNOPSIS/,/^\.SH [A-Z]/p' src/bpfprof.8 | sed -n 's/^\.B bpfprof \([a-z][a-z]*\)$/\1/p'; }
 subs=$(subcommands_of_help | tr '\n' ' ')
 check "--help and the man page's SYNOPSIS name the same subcommands (${subs:-none}in --help; $(subcommands_of_man | tr '\n' ' ')in the man page)" \
@@ -197,7 +197,7 @@ for sub in $subs; do
 	"$BPFPROF" $sub --help > "$T/sub.help" 2> "$T/sub.err"
 	rc=$?
 	check "bpfprof $sub --help: exit $rc, its usage on stdout, nothing on stderr" \
-		'[ $rc = 0 ] && grep -q "^Usage: bpfprof $sub " "$T/sub.help" && [ ! -s "$T/sub.err" ]'
+		'[ $rc = 0 ] && grep -Eq "^Usage: bpfprof $sub( |\$)" "$T/sub.help" && [ ! -s "$T/sub.err" ]'
 done
 
 # --help and the man page (the option reference; the README links to it)
