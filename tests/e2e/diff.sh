@@ -134,7 +134,12 @@ start_workload syscall 6 64
 BG_PIDS+=($!)
 # Until bpf-busy holds its program attached (a link), up to 5 s.
 for i in $(seq 100); do bpf_held $! | grep -q '^link_id' && break; sleep 0.05; done
-$BPFPROF -F 999 -d 1 -o "$T/sys.folded" -o "$T/sys.pb.gz" 2> "$T/sys.err"
+$BPFPROF -F 999 -d 1.5 -o "$T/sys.folded" -o "$T/sys.pb.gz" 2> "$T/sys.err" &
+prof=$!
+# Another bpfprof starting meanwhile (a start is busy): bpfprof's samples are sure to be there.
+wait_attached "$T/sys.err" $prof
+$BPFPROF -F 99 -d 0.3 -o "$T/other.folded" 2> /dev/null
+wait $prof
 rc=$?
 self=$(sum_matching "$T/sys.folded" '^bpfprof;')
 sys_total=$(folded_total "$T/sys.folded")
