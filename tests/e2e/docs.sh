@@ -58,7 +58,7 @@ missing=
 for what in $(sed -n 's/^| \([A-Z][a-z]*\) (`--no-.*/\1/p' "$T/runtimes"); do
 	case $row in *"$what"*) ;; *) missing+="$what " ;; esac
 done
-check "README's docs table: runtimes.md's row names every runtime ($row)" '[ -n "$row" ] && [ -z "$missing" ]'
+check "README's docs table: runtimes.md's row names every runtime ($row)" '[[ -n $row && -z $missing ]]'
 
 # runtimes.md in order: each runtime, then adding one, then what is next.
 grep '^## ' docs/runtimes.md | tr '\n' '|' > "$T/heads"

@@ -88,7 +88,7 @@ while IFS=$'\t' read -r where cmd; do
 	n=$((n + 1))
 	[ -n "$(listed_mode "$(key_of "$cmd")")" ] || unlisted+="$where: $cmd | "
 done < "$T/found"
-check "$n examples in the docs, each listed in tests/e2e/examples.sh" '[ "$n" -gt 40 ] && [ -z "$unlisted" ]'
+check "$n examples in the docs, each listed in tests/e2e/examples.sh" '[[ $n -gt 40 && -z $unlisted ]]'
 [ -z "$unlisted" ] || echo "#   not listed: $unlisted"
 gone=
 while IFS=$'\t' read -r mode cmd _; do

@@ -106,7 +106,7 @@ runtimes_running > "$T/c.before"
 $BPFPROF -v -F 999 -d 1 -p ${BG_PIDS[-1]} -o "$T/c.folded" 2> "$T/c.err"
 RC=$?
 total=$(folded_total "$T/c.folded")
-check "c: $total samples of split (rc $RC)" '[ "$RC" = 0 ] && [ "${total:-0}" -gt 100 ]'
+check "c: $total samples of split (rc $RC)" '[[ $RC = 0 && ${total:-0} -gt 100 ]]'
 walks_check c
 
 # A runtime first seen after the start (system-wide, a Python process started once bpfprof
