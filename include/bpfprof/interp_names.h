@@ -14,9 +14,9 @@
 typedef int interp_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /*
- * A file as a frame shows it: its base name, or for a package's
- * __init__.py and __main__.py its folder's too ("pkg/__init__.py"). A
- * suffix of path.
+ * A file as a frame shows it: its base name, or for a file a runtime
+ * names for its folder (runtime_info.folder_files: a package's) the
+ * folder's too ("pkg/FILE"). A suffix of path.
  */
 const char *interp_short_file(const char *path);
 
@@ -33,7 +33,7 @@ struct profile;
 /*
  * An interpreter's function in p: name, and with a file (file NULL: a
  * function of no file, a C method) its file and first line. Its system
- * name says where, as the folded name does ("name (file.py:10)"): equal to
+ * name says where, as the folded name does ("name (FILE:10)"): equal to
  * the name, pprof would take "<module>" for C++ and cut it.
  */
 uint32_t interp_function(struct profile *p, const char *name, const char *file, uint32_t first);

@@ -287,7 +287,7 @@ const char *frame_kind_suffix(enum frame_kind kind);
  * The name to show for line i of location loc (i < nlines), or, for a
  * location with no lines, what bpfprof knows of it: "[module+0xoffset]",
  * the special label, or "[unknown]". An interpreter's function's is its
- * name, then its file's last part and first line: "main (app.py:10)", so
+ * name, then its file's last part and first line: "main (FILE:10)", so
  * that it never merges with a native function's. Appended to sb.
  */
 void profile_frame_name(const struct profile *p, uint32_t loc, uint32_t i, struct strbuf *sb);

@@ -32,6 +32,8 @@ struct runtime_info {
 	 */
 	const char *versions, *builds, *not_read, *layout, *tested;
 	struct runtime_hue colour[3];	/* its frames' red, green and blue in the SVG */
+	/* Files its frames show with their folder's name (a package's), NULL-ended; or NULL. */
+	const char *const *folder_files;
 	/* A label its samples carry in pprof (what its VM was doing), by interp_stack.state; or NULL. */
 	const char *state_label;
 	const char *const *state_names;

@@ -4,6 +4,7 @@
 
 #include "bpfprof/interp_names.h"
 #include "bpfprof/profile.h"
+#include "bpfprof/runtime_info.h"
 #include "bpfprof/util.h"
 
 uint32_t interp_function(struct profile *p, const char *name, const char *file, uint32_t first)
@@ -36,6 +37,19 @@ void interp_frame_name(struct strbuf *sb, const char *name, const char *file, ui
 	strbuf_addf(sb, "%s (%s:%u)", name, interp_short_file(file), first);
 }
 
+/* A file a runtime names for its folder (runtime_info.folder_files), as a package's. */
+static bool stands_for_folder(const char *name)
+{
+	const char *const *f;
+	uint32_t i;
+
+	for (i = 0; i < runtime_info_count(); i++)
+		for (f = runtime_info_at(i)->folder_files; f && *f; f++)
+			if (!strcmp(name, *f))
+				return true;
+	return false;
+}
+
 const char *interp_short_file(const char *path)
 {
 	const char *name = strrchr(path, '/'), *dir;
@@ -43,7 +57,7 @@ const char *interp_short_file(const char *path)
 	if (!name)
 		return path;
 	name++;
-	if (strcmp(name, "__init__.py") && strcmp(name, "__main__.py"))
+	if (!stands_for_folder(name))
 		return name;
 	/* Back over the slash (or slashes) before name, then over the folder's name. */
 	for (dir = name - 1; dir > path && dir[-1] == '/'; dir--)

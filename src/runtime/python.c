@@ -371,6 +371,9 @@ void python_stats(struct python *py, struct python_stats *out)
 
 /* The runtime interface (runtime.h) ------------------------------------- */
 
+/* A package's files: a frame of one shows the package ("json/__init__.py"). */
+static const char *const package_files[] = { "__init__.py", "__main__.py", NULL };
+
 static const struct runtime_info python_info = {
 	.name = "python",
 	.kind = RUNTIME_PYTHON,
@@ -386,6 +389,7 @@ static const struct runtime_info python_info = {
 	.tested = "`e2e/python`: Debian's 3.11, and 3.10.13, 3.11.7, 3.12.1 and 3.13.0 under "
 		  "`/root/.pyenv` when there",
 	.colour = { { 70, 70, 0 }, { 110, 70, 0 }, { 205, 50, 1 } },	/* blue */
+	.folder_files = package_files,
 };
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)
