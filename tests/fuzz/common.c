@@ -12,7 +12,6 @@
 
 #include "bpfprof/demangle.h"
 #include "bpfprof/output.h"
-#include "bpfprof/runtime_info.h"
 #include "bpfprof/util.h"
 #include "fuzz.h"
 
@@ -304,20 +303,4 @@ void fuzz_fold(const char *comm, const char *map_path, const struct fuzz_loc *al
 		free(text);
 	}
 	profile_release(&p);
-}
-
-/*
- * The runtimes' table (runtime.c) brings every runtime's module and the
- * sampler with it: the readers fuzzed here see none (interp_names.c asks
- * it which files stand for their folder).
- */
-uint32_t runtime_info_count(void)
-{
-	return 0;
-}
-
-const struct runtime_info *runtime_info_at(uint32_t i)
-{
-	(void)i;
-	return NULL;
 }
