@@ -285,10 +285,11 @@ check_outputs() {
 	[ -z "$BAD" ]
 }
 
-# A bpfprof that runs until a signal: its stderr says it samples (or serves).
+# A bpfprof that runs until a signal: its stderr says it samples (or serves). Up to 30 s:
+# the sanitizers' build on a loaded machine starts in more than 5.
 wait_ready() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		grep -qs "serving on\|timing: attached" "$1" && return
 		kill -0 "$2" 2> /dev/null || return
 		sleep 0.05
