@@ -38,8 +38,9 @@ fail() {
 }
 
 # The stamp's first line is what was asked for, its second how the build went.
+# A stamp without its root (deleted by hand) is no root.
 have_root() {
-	[ -f "$STAMP" ] && [ "$(head -1 "$STAMP")" = "$WANT" ]
+	[ -f "$STAMP" ] && [ "$(head -1 "$STAMP")" = "$WANT" ] && [ -x "$ROOT/usr/bin/apt-get" ]
 }
 
 if have_root; then
