@@ -232,6 +232,15 @@ $(O)/tests/tools/%: tests/tools/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -lz -lm
 
+# A developer's check of the Java namer against a live JVM (tests/probe/java_names_probe.c).
+$(O)/tests/java_names_probe: $(O)/tests/probe/java_names_probe.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(O)/tests/probe/%.o: tests/probe/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
 # A BPF program the tests load in the middle of a run (kernel code appearing).
 $(O)/tests/busy.bpf.o: tests/bpf/busy.bpf.c vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
