@@ -20,7 +20,7 @@
 /* A thread's user registers: where its native walk starts, and what a runtime's walk reads. */
 struct user_regs {
 	__u64 ip, sp, bp;
-	__u64 r14, rbx, rdx;	/* what a runtime's VM keeps in them */
+	__u64 r14, rbx, rdx, r13;	/* what a runtime's VM keeps in them */
 };
 
 #endif

@@ -71,6 +71,12 @@ struct key_build {
 	const __u64 *walked_before;
 	int cause;		/* out: enum fallback_cause, the maps could not take it; -1 */
 	__u32 walked;		/* out: frames walked into walk_scratch (0: not walked) */
+	/*
+	 * out: the walk stopped at code a runtime's program walks
+	 * (WALK_HANDED): not stored yet, its runtime's program goes on with it
+	 * (runtime_walks.bpf.h's walk_handed_done stores it).
+	 */
+	bool handed;
 };
 
 /*
@@ -86,6 +92,7 @@ static __always_inline void key_stacks(struct sample_key *key, struct key_build 
 
 	kb->cause = -1;
 	kb->walked = 0;
+	kb->handed = false;
 	/* Interrupted in user mode, the kernel has no stack to give: don't ask. */
 	key->kstack_id = settings.kernel_stacks && !kb->user_mode
 		? stack_id(kb->ctx, set, false, st, &kb->cause, kb->sample) : BPFPROF_NO_STACK;
@@ -105,10 +112,14 @@ static __always_inline void key_stacks(struct sample_key *key, struct key_build 
 	}
 	if (kb->walked_before)
 		store_ustack(set, key, kb->walked_before, st, &kb->cause);
-	else if (walk_user_stack(kb->ctx, kb->user_mode, key, st, &kb->walked))
+	else if (!walk_user_stack(kb->ctx, kb->user_mode, key, st, &kb->walked)) {
+		if (kb->sample)
+			st->v[STAT_USTACK_NONE]++;
+	} else if (key->unwind & WALK_HANDED) {
+		kb->handed = true;
+	} else {
 		store_walked(set, key, st, &kb->cause);
-	else if (kb->sample)
-		st->v[STAT_USTACK_NONE]++;
+	}
 }
 
 #endif

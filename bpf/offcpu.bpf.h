@@ -138,8 +138,28 @@ static __always_inline void keep_walk(struct offcpu_task *e, struct walked_stack
  * for a block across a drain, and it is off from now. The last of its
  * programs does it (runtime_walks.bpf.h).
  */
-static __always_inline void switch_done(struct offcpu_task *e)
+static __always_inline void switch_done(struct offcpu_task *e, struct walk_carry *c,
+				       struct sample_stats *st)
 {
+	struct walked_stack *w;
+	__u32 zero = 0, nu;
+
+	if (c && c->handed) {
+		/* Its walk, handed to a runtime: stored now, and kept as walked. */
+		c->cause = -1;
+		walk_handed_done(c, &e->key, st);
+		nu = c->walked;
+		asm volatile("%[n] &= 0x7f" : [n] "+r"(nu));
+		w = bpf_map_lookup_elem(&walk_scratch, &zero);
+		if (w && nu && !bpf_probe_read_kernel(e->ustack, nu * sizeof(__u64), w->ips)) {
+			e->nu = e->walk_nu = nu;
+			if (nu < BPFPROF_MAX_DEPTH)
+				e->ustack[nu & 0x7f] = 0;
+		}
+		/* Not taken by the maps: the block goes whole (as left_cpu marks it). */
+		if (c->cause >= 0 && (e->epoch & 1) == (c->set & 1))
+			e->epoch = ~e->epoch;
+	}
 	if (settings.runtime_frames && settings.cfi_unwind)
 		interp_stack_copy(&e->key, &e->interp);
 	e->since = bpf_ktime_get_ns();
@@ -203,10 +223,11 @@ static __always_inline void left_cpu(void *ctx, struct task_struct *prev, bool p
 	c = walk_carry_of(CARRY_SWITCH);
 	if (c) {
 		c->set = kb.set;
+		c->handed = kb.handed;
 		c->next = 0;
 		walk_runtimes(ctx, &switch_walks, key, c);
 	}
-	switch_done(e);
+	switch_done(e, c, st);
 }
 
 /* A block whose stacks' set was drained since: sent whole, its stacks copied. */

@@ -199,9 +199,11 @@ static __always_inline void send_for_unwinding(struct bpf_perf_event_data *ctx,
 static __always_inline void sample_done(struct bpf_perf_event_data *ctx, struct walk_carry *c,
 					struct sample_stats *st)
 {
-	__u32 set = c->set & 1;
+	__u32 set;
 	int cause = -1;
 
+	walk_handed_done(c, &c->key, st);
+	set = c->set & 1;
 	take_cause(c->cause, &cause);
 	if (cause < 0 && !count(set, &c->key, 1)) {
 		st->v[STAT_COUNTS_FULL]++;
@@ -258,6 +260,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	c->cause = kb.cause;
 	c->walked = kb.walked;
 	c->user_mode = kb.user_mode;
+	c->handed = kb.handed;
 	c->next = 0;
 	walk_runtimes(ctx, &sample_walks, &c->key, c);
 	sample_done(ctx, c, st);

@@ -23,6 +23,12 @@
 #include "maps.bpf.h"
 #include "runtimes.bpf.h"
 #include "settings.bpf.h"
+#include "unwind.bpf.h"
+/*
+ * The walks that go on with the native walk past their code need its
+ * steps (unwind.bpf.h), which come after runtimes.bpf.h: included here.
+ */
+#include "java_walk.bpf.h"
 
 #define RUNTIME_WALK_ARRAY(name)					\
 	struct {							\
@@ -43,6 +49,7 @@ struct walk_carry {
 	__u32 walked;		/* frames of its user stack walked into walk_scratch */
 	__u32 next;		/* the runtime id to hand on to next */
 	bool user_mode;		/* it interrupted user code */
+	bool handed;		/* its user stack's walk was handed to a runtime (key_build.handed) */
 };
 
 #define CARRY_SAMPLE 0
@@ -80,6 +87,35 @@ static __always_inline void walk_runtimes(void *ctx, void *walks, const struct s
 		c->next = k + 1;
 		bpf_tail_call(ctx, walks, k);
 	}
+}
+
+/*
+ * A user stack's walk handed to a runtime's program (WALK_HANDED), done
+ * with: as that program left it, or cut where it stopped if none went on.
+ * Its frames (walk_scratch) stored under key's new hash and counted; the
+ * cause set if the maps could not take them. The last of a sample's (a
+ * switch's) programs does it.
+ */
+static __always_inline void walk_handed_done(struct walk_carry *c, struct sample_key *key,
+					     struct sample_stats *st)
+{
+	struct walked_stack *out;
+	__u32 zero = 0;
+	struct walk *w;
+
+	if (!c->handed || !(out = bpf_map_lookup_elem(&walk_scratch, &zero)))
+		return;
+	c->handed = false;
+	w = &out->w;
+	if (w->how & WALK_HANDED)
+		w->how = (w->how & ~WALK_HANDED) | WALK_BAD;
+	if (w->n < BPFPROF_MAX_DEPTH)
+		out->ips[w->n & BPFPROF_MAX_DEPTH] = 0;
+	key->unwind = w->how;
+	key->ustack_hash = w->hash ? w->hash : 1;
+	c->walked = w->n;
+	walk_counted(st, w->how);
+	store_ustack(c->set & 1, key, out->ips, st, &c->cause);
 }
 
 /* A runtime's walk's result, bounded where the verifier sees it (-1, none, is 3 then). */
@@ -126,7 +162,7 @@ static __always_inline void take_cause(int c, int *cause)
 			return 0;						\
 		NAME##_sample(&e->key, c->set, st);				\
 		walk_runtimes(ctx, &switch_walks, &e->key, c);			\
-		switch_done(e);							\
+		switch_done(e, c, st);						\
 		return 0;							\
 	}
 

@@ -5,7 +5,8 @@
  * runtime is a header beside them, with a line in each function below:
  * its processes found from the mappings the walk reads, what it needs
  * before the native walk (where generated code puts the VM's frame), code
- * of its own the native walk finds no table row for, and its walk of a
+ * of its own the native walk finds no table row for (stepped over, or
+ * handed to the runtime's program to walk on from), and its walk of a
  * sample's frames: a program of its own (runtime_walks.bpf.h), loaded when
  * a process of the runtime is first seen. A sample is of one process, so
  * of one runtime at most: its frames go in the key's interp_hash through
@@ -16,6 +17,7 @@
 #define BPFPROF_RUNTIMES_BPF_H
 
 #include "common.bpf.h"
+#include "java.bpf.h"
 #include "luajit.bpf.h"
 #include "python.bpf.h"
 #include "ruby.bpf.h"
@@ -27,6 +29,7 @@ static __always_inline void runtime_mapping_seen(__u32 tgid, __u32 gen, const st
 	python_mapping_seen(tgid, gen, e);
 	luajit_mapping_seen(tgid, gen, e);
 	ruby_mapping_seen(tgid, gen, e);
+	java_mapping_seen(tgid, gen, e);
 }
 
 /* Before the native walk from regs: code of a runtime's the walk is to step over (jit). */
@@ -74,6 +77,16 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 }
 
 /*
+ * The native walk at pc found no table row, nor a frame runtime_code_frame
+ * knows: code whose runtime's program walks on from here (a JVM's code
+ * cache: java_walk.bpf.h)? The walk stops for it, WALK_HANDED.
+ */
+static __always_inline bool runtime_code_walked(__u32 tgid, __u32 gen, __u64 pc)
+{
+	return java_code_at(tgid, gen, pc);
+}
+
+/*
  * Each runtime's walk of a sample's frames: NAME_sample(key, set, st),
  * storing them with interp_store and returning the fallback's cause or -1.
  * Each is its own pair of programs (runtime_walks.bpf.h), tried in the
@@ -82,6 +95,7 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 #define RUNTIME_WALKS(X)		\
 	X(python, RUNTIME_PYTHON)	\
 	X(luajit, RUNTIME_LUAJIT)	\
-	X(ruby, RUNTIME_RUBY)
+	X(ruby, RUNTIME_RUBY)		\
+	X(java, RUNTIME_JAVA)
 
 #endif

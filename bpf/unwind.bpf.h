@@ -97,6 +97,7 @@ struct walk {
 	__u64 map_start, map_end, map_offset;
 	__u32 rows_first, rows_nr;
 	struct jit_frame jit;	/* a runtime's generated code the sample is in (runtimes.bpf.h) */
+	__u64 r13;		/* the leaf's (HotSpot's interpreter keeps its bytecode pointer there) */
 };
 
 /*
@@ -425,6 +426,9 @@ static long walk_step(__u32 i, void *unused)
 		w->how |= WALK_BY_CFI;
 		goto record;
 	}
+	/* Code its runtime's program walks (runtimes.bpf.h): the walk stops here for it. */
+	if (rule == ROW_CFA_NONE && runtime_code_walked(w->tgid, w->gen, w->pc))
+		return walk_end(w, WALK_HANDED);
 	switch (rule) {
 	case ROW_CFA_END:
 		return walk_end(w, WALK_OUTERMOST | WALK_BY_CFI);
@@ -509,6 +513,7 @@ static __always_inline bool entry_regs(struct task_struct *task, struct user_reg
 	       !bpf_probe_read_kernel(&regs->sp, 8, &task_regs->sp) &&
 	       !bpf_probe_read_kernel(&regs->bp, 8, &task_regs->bp) &&
 	       !bpf_probe_read_kernel(&regs->r14, 8, &task_regs->r14) &&
+	       !bpf_probe_read_kernel(&regs->r13, 8, &task_regs->r13) &&
 	       !bpf_probe_read_kernel(&regs->rbx, 8, &task_regs->bx) &&
 	       !bpf_probe_read_kernel(&regs->rdx, 8, &task_regs->dx);
 }
@@ -678,6 +683,7 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	w->pc = regs->ip;
 	w->sp = regs->sp;
 	w->bp = regs->bp;
+	w->r13 = regs->r13;
 	w->pc_exact = true;
 	w->missed = false;
 	w->proc_current = false;
@@ -691,10 +697,22 @@ static __always_inline void walk_from(struct walked_stack *out, const struct use
 	bpf_loop(BPFPROF_MAX_DEPTH, walk_step, NULL, 0);
 	if (w->jit.below == BELOW_VM_AT)
 		walk_below_vm();
-	if (!(w->how & WALK_END_MASK))
+	if (!(w->how & (WALK_END_MASK | WALK_HANDED)))
 		w->how |= WALK_DEPTH;
 	if (w->n < BPFPROF_MAX_DEPTH)
 		out->ips[w->n & BPFPROF_MAX_DEPTH] = 0;
+}
+
+/* How a user stack's walk went, counted (a walk handed to a runtime: once it ends). */
+static __always_inline void walk_counted(struct sample_stats *st, __u32 how)
+{
+	st->v[STAT_WALK_END + ((how & WALK_END_MASK) < WALK_END_MAX ? how & WALK_END_MASK : 0)]++;
+	if (!(how & WALK_BY_FP))
+		st->v[STAT_WALKED_CFI]++;
+	else if (!(how & WALK_BY_CFI))
+		st->v[STAT_WALKED_FP]++;
+	else
+		st->v[STAT_WALKED_MIXED]++;
 }
 
 /*
@@ -719,6 +737,7 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 		regs.sp = ctx->regs.sp;
 		regs.bp = ctx->regs.bp;
 		regs.r14 = ctx->regs.r14;
+		regs.r13 = ctx->regs.r13;
 		regs.rbx = ctx->regs.bx;
 		regs.rdx = ctx->regs.dx;
 	} else if (!entry_regs(task, &regs)) {
@@ -741,13 +760,8 @@ static __always_inline bool walk_user_stack(struct bpf_perf_event_data *ctx, boo
 	key->unwind = how;
 	key->ustack_hash = w->hash ? w->hash : 1;
 	*frames = w->n;
-	st->v[STAT_WALK_END + ((how & WALK_END_MASK) < WALK_END_MAX ? how & WALK_END_MASK : 0)]++;
-	if (!(how & WALK_BY_FP))
-		st->v[STAT_WALKED_CFI]++;
-	else if (!(how & WALK_BY_CFI))
-		st->v[STAT_WALKED_FP]++;
-	else
-		st->v[STAT_WALKED_MIXED]++;
+	if (!(how & WALK_HANDED))
+		walk_counted(st, how);
 	return true;
 }
 

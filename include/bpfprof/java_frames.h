@@ -98,7 +98,8 @@ struct java_layout {
 struct java_file {
 	struct java_layout l;
 	__u32 version;			/* the JDK's feature version: 17, 21, 25 */
-	__u32 reserved;
+	__u32 vm;			/* userspace's number for the file (what names its frames) */
+	struct unwind_file_key file;	/* its own identity: where its processes look it up again */
 };
 
 /* The code cache's heaps a JVM may have: non-nmethods, profiled, non-profiled. */
@@ -111,12 +112,20 @@ struct java_heap {
 	__u32 reserved;
 };
 
-/* A JVM process, by tgid (java_procs). */
+/*
+ * A JVM process, by tgid (java_procs). Its file's layout is known once
+ * userspace has read the offsets from a process running it (vmStructs'
+ * constructor computes them as the library loads: java_file.h): until
+ * then its samples ask for it now and then with an empty notice.
+ */
 struct java_process {
 	__u32 gen;
 	__u8 known;			/* its file's layout was read */
 	__u8 nr_heaps;			/* heaps read; 0: its code cache not read yet */
 	__u16 version;
+	__u32 vm;			/* its file's java_file.vm */
+	__u32 asked;			/* samples that found the layout not known yet */
+	struct unwind_file_key file;	/* its libjvm.so */
 	__u64 base;			/* libjvm's load address, as java_layout's offsets take it */
 	__u64 lo, hi;			/* the code cache's bounds, once read */
 	struct java_heap heaps[JAVA_MAX_HEAPS];

@@ -122,5 +122,7 @@ enum walk_end {
 #define WALK_END_MASK 0xff
 #define WALK_BY_CFI 0x100	/* some frame was found with a table row */
 #define WALK_BY_FP 0x200	/* some frame was found with frame pointers */
+/* The walk stopped at code its runtime's program walks on from (runtime_walks.bpf.h). */
+#define WALK_HANDED 0x400
 
 #endif
