@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# A JVM with no perf map: its compiled code runs in anonymous memory that
-# nothing names, every sample "java;[truncated];[anon+0x...]". The summary
-# says so in one line, with its share and what names the frames; doing what
-# it says (jcmd PID Compiler.perfmap, -XX:+PreserveFramePointer) names them
-# and the line goes. tests/workloads/jvm_busy.java, compiled here with javac.
+# A JIT's code that no runtime's walk reads, as a JVM is with --no-java: its
+# compiled code runs in anonymous memory that nothing names, every sample
+# "java;[truncated];[anon+0x...]". The summary says so in one line, with its
+# share and what names the frames; doing what it says (jcmd PID
+# Compiler.perfmap, -XX:+PreserveFramePointer) names them and the line goes.
+# (Java's own frames: e2e/java.) tests/workloads/jvm_busy.java, compiled here with javac.
 . tests/lib.sh
 export HOME=$T	# the JVM's hsperfdata and jcmd's files
 
@@ -39,7 +40,7 @@ anon_line() { grep "^bpfprof: .* (pid $PID): .* anonymous executable memory" "$T
 # (Each run wants 100 samples at least: two `yes` leave a JVM a fifth of a CPU.)
 jvm bare
 rm -f "/tmp/perf-$PID.map"
-$BPFPROF -F 999 -d 3 -p $PID -o "$T/bare.folded" 2> "$T/bare.err"
+$BPFPROF --no-java -F 999 -d 3 -p $PID -o "$T/bare.folded" 2> "$T/bare.err"
 rc=$?
 total=$(folded_total "$T/bare.folded")
 # Its innermost user frame [anon+0x...] (the kernel's frames above it, if any).
@@ -64,7 +65,7 @@ check "the line names what would name the frames: jcmd $PID Compiler.perfmap, Du
 jvm_end
 jvm map
 jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
-$BPFPROF -F 999 -d 3 -p $PID -o "$T/map.folded" 2> "$T/map.err"
+$BPFPROF --no-java -F 999 -d 3 -p $PID -o "$T/map.folded" 2> "$T/map.err"
 rc=$?
 total=$(folded_total "$T/map.folded")
 # The JIT may have inlined work into alpha and beta: the leaf is one of the three.
@@ -78,7 +79,7 @@ check "with its perf map: no line on anonymous memory ($(anon_line map | cut -c1
 jvm_end
 jvm fp -XX:+PreserveFramePointer
 jcmd $PID Compiler.perfmap > "$T/jcmd.out" 2>&1
-$BPFPROF -F 999 -d 3 -p $PID -o "$T/fp.folded" 2> "$T/fp.err"
+$BPFPROF --no-java -F 999 -d 3 -p $PID -o "$T/fp.folded" 2> "$T/fp.err"
 rc=$?
 total=$(folded_total "$T/fp.folded")
 whole=$(sum_matching "$T/fp.folded" "^java;__clone3;start_thread;.*;JavaMain;.*;$JB")
