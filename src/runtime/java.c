@@ -100,7 +100,7 @@ struct jv_vms {
 struct java {
 	struct runtime_base b;	/* first; its files struct java_file, its processes struct jv_proc */
 	struct jv_vms vms;
-	uint8_t vm_warned[64];	/* by file: its layout not readable, said */
+	bool *vm_failed;	/* by file: its layout cannot be read (said once) */
 	struct java_stats stats;
 };
 
@@ -160,7 +160,7 @@ static void layout_wanted(struct java *jv, uint32_t tgid, uint32_t gen)
 	struct java_vm *vm;
 	int err;
 
-	if (pp->known || pp->bpf.gen != gen || pp->bpf.vm >= jv->vms.nr)
+	if (pp->known || pp->bpf.gen != gen || pp->bpf.vm >= jv->vms.nr || jv->vm_failed[pp->bpf.vm])
 		return;
 	vm = jv->vms.vms[pp->bpf.vm];
 	if (!vm->file.l.known) {
@@ -168,10 +168,10 @@ static void layout_wanted(struct java *jv, uint32_t tgid, uint32_t gen)
 		if (err == -EAGAIN)
 			return;
 		if (err || !vm->file.l.known) {
-			if (!jv->vm_warned[pp->bpf.vm & 63]++)
-				warning("Java (pid %u): its JVM's layout cannot be read (%s); its samples "
-					"keep their native frames", tgid,
-					err ? strerror(-err) : "a field its walk needs is missing");
+			jv->vm_failed[pp->bpf.vm] = true;
+			warning("Java (pid %u): its JVM's layout cannot be read (%s; bpfprof reads "
+				"HotSpot 17 to 25, x86-64); its samples keep their native frames", tgid,
+				err ? strerror(-err) : "a field its walk needs is missing");
 			return;
 		}
 		jv->stats.unknown_files--;
@@ -442,6 +442,8 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 	vm->file.file = *key;
 	vm->file.l.known = 0;
 	ALLOC_GROW(jv->vms.vms, jv->vms.nr + 1, jv->vms.alloc);
+	jv->vm_failed = xrealloc(jv->vm_failed, jv->vms.alloc * sizeof(*jv->vm_failed));
+	jv->vm_failed[jv->vms.nr] = err != 0;
 	jv->vms.vms[jv->vms.nr++] = vm;
 	runtime_base_file_found(&jv->b, key, &vm->file, path);
 	jv->stats.files++;
@@ -579,6 +581,7 @@ static void release(struct java *jv)
 	for (i = 0; i < jv->vms.nr; i++)
 		free(jv->vms.vms[i]);
 	free(jv->vms.vms);
+	free(jv->vm_failed);
 }
 
 static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t tgid), void *ctx)

@@ -21,8 +21,8 @@
 //
 // It warms up first: rounds until the JIT has compiled nothing new for
 // 0.5 s (CompilationMXBean's total time stands still), at least 3000 of
-// them. Then it creates READY_FILE, waits for GO_FILE if given (--go), and
-// runs for SECONDS, counting from there.
+// them (one with no JIT, -Xint). Then it creates READY_FILE, waits for
+// GO_FILE if given (--go), and runs for SECONDS, counting from there.
 //
 // alpha and beta are called from round, which C2 would compile with them
 // inlined: to keep each a compiled frame of its own, run it with
@@ -109,6 +109,10 @@ class JavaSplit {
 
 	static long warm(Round f, long x, int min) {
 		CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+
+		// No JIT (-Xint): nothing to wait for.
+		if (jit == null)
+			return f.run(x);
 		long last = jit.getTotalCompilationTime(), since = System.nanoTime();
 		long give_up = since + 30_000_000_000L;
 
