@@ -16,8 +16,9 @@ with a file, curl, systemctl, awk on a file), or a line of the man page's EXAMPL
 import re
 import sys
 
-PRODUCTS = r"(?:CPython|LuaJIT|CRuby)"
-VERSION_PHRASE = re.compile(PRODUCTS + r" [0-9]+\.[0-9]+(?:(?:,| to| and| or) [0-9]+\.[0-9]+)*")
+PRODUCTS = r"(?:CPython|LuaJIT|CRuby|OpenJDK)"
+VERSION = r"[0-9]+(?:\.[0-9]+)?"
+VERSION_PHRASE = re.compile(PRODUCTS + " " + VERSION + "(?:(?:,| to| and| or) " + VERSION + ")*")
 COMMANDS = re.compile(r"^(sudo |bpfprof |go tool pprof|curl |systemctl |journalctl |make |"
                       r"flamegraph\.pl |ExecStart=/)")
 INLINE = re.compile(r"^(sudo )?(bpfprof (-|diff \S|runtimes)|go tool pprof -\S+ \S|curl \S|"

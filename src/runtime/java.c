@@ -170,7 +170,7 @@ static void layout_wanted(struct java *jv, uint32_t tgid, uint32_t gen)
 		if (err || !vm->file.l.known) {
 			jv->vm_failed[pp->bpf.vm] = true;
 			warning("Java (pid %u): its JVM's layout cannot be read (%s; bpfprof reads "
-				"HotSpot 17 to 25, x86-64); its samples keep their native frames", tgid,
+				"OpenJDK 17, 21 and 25, x86-64); its samples keep their native frames", tgid,
 				err ? strerror(-err) : "a field its walk needs is missing");
 			return;
 		}
@@ -436,8 +436,8 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 	}
 	/* Its fields' offsets are read from its first process (layout_wanted). */
 	if (err)
-		warning("Java in '%s': a JVM whose layout bpfprof cannot read (%s; it reads HotSpot "
-			"17 to 25, x86-64); its samples keep their native frames", path, strerror(-err));
+		warning("Java in '%s': a JVM whose layout bpfprof cannot read (%s; it reads OpenJDK "
+			"17, 21 and 25, x86-64); its samples keep their native frames", path, strerror(-err));
 	vm->file.vm = jv->vms.nr;
 	vm->file.file = *key;
 	vm->file.l.known = 0;
@@ -560,16 +560,18 @@ static const struct runtime_info java_info = {
 	.kind = RUNTIME_JAVA,
 	.option = "java",
 	.what = "Java",
-	.versions = "OpenJDK (HotSpot) 17, 21 and 25",
-	.builds = "HotSpot's libjvm.so (server or client VM) as Debian and Temurin ship it: "
-		  "interpreted, C1 and C2 compiled (inlined methods each a frame), the VM's stubs; "
+	.versions = "OpenJDK 17, 21 and 25",
+	.builds = "HotSpot's `libjvm.so` as Debian and Temurin ship it, in a container too: "
+		  "interpreted, C1 and C2 compiled (each inlined method a frame), the VM's stubs; "
 		  "no agent, flag or restart",
-	.not_read = "JVMs that are not HotSpot (OpenJ9, GraalVM native images): their native "
-		    "frames only; HotSpot before 17; a JVM on another architecture than x86-64",
-	.layout = "from the JVM's own description of itself, `gHotSpotVMStructs` and friends in "
-		  "`libjvm.so` (`src/runtime/java_file.c`), no debug information needed",
-	.tested = "`e2e/java`: Debian's OpenJDK 17, and 21 and 25 in a Debian root when it can be "
-		  "built",
+	.not_read = "JVMs that are not HotSpot (OpenJ9, GraalVM native images; their native "
+		    "frames only); HotSpot before 17; 18 to 20 and 22 to 24 are not tested",
+	.layout = "the JVM's description of itself for debuggers: its tables' names, sizes and "
+		  "statics (`gHotSpotVMStructs` and its siblings) from `libjvm.so`, the fields' "
+		  "offsets once from a running JVM (`src/runtime/java_file.c`); no debug information "
+		  "needed",
+	.tested = "`e2e/java`: Debian's 17; 21 and 25 from Debian's trixie, in a root built once "
+		  "per machine (`tests/tools/newer_root.sh`), compiled and `-Xint`",
 	/* Java's frames in greens, as async-profiler draws them. */
 	.colour = { { 50, 60, 1 }, { 170, 60, 0 }, { 50, 60, 2 } },
 };

@@ -62,8 +62,8 @@ check "README's docs table: runtimes.md's row names every runtime ($row)" '[[ -n
 
 # runtimes.md in order: each runtime, then adding one, then what is next.
 grep '^## ' docs/runtimes.md | tr '\n' '|' > "$T/heads"
-check "docs/runtimes.md: Python, LuaJIT, Ruby, Adding a runtime, What is next ($(cat "$T/heads"))" \
-	'[ "$(cat "$T/heads")" = "## Python|## LuaJIT|## Ruby|## Adding a runtime|## What is next|" ]'
+check "docs/runtimes.md: Python, LuaJIT, Ruby, Java, Adding a runtime, What is next ($(cat "$T/heads"))" \
+	'[ "$(cat "$T/heads")" = "## Python|## LuaJIT|## Ruby|## Java|## Adding a runtime|## What is next|" ]'
 
 # Prose: no paragraph cut short, no sentence said twice.
 python3 tests/doc_text.py prose $DOCS docs/research/*.md > "$T/prose"

@@ -49,6 +49,7 @@ run	bpfprof --help
 run	bpfprof runtimes
 run	bpfprof --no-python
 run	bpfprof --no-ruby
+run	bpfprof --no-java
 run	sudo bpfprof --off-cpu -p $(pgrep -n myserver) -d 10 -o off.svg -o off.pb.gz
 run	sudo bpfprof -F 999 -d 3 -p $(pgrep syscall)
 run	go tool pprof -top out.pb.gz
@@ -65,6 +66,8 @@ run	sudo bpfprof -p $(pgrep -f demo.rb) -d 5 -F 999 -o demo.folded
 run	grep SHA256_Update demo.folded | awk '$NF > n { n = $NF; s = $0 } END { print s }'
 run	sudo bpfprof -F 999 -p PID -d 5 -o tests/example/ruby.svg -o tests/example/ruby.folded
 run	sudo bpfprof -p $(pgrep split-nofp) -d 4 -F 999
+run	sudo bpfprof -p $(pgrep -f JavaSplit) -d 5 -F 999 -o split.folded
+run	awk '$NF > n { n = $NF; s = $0 } END { print s }' split.folded
 skip	flamegraph.pl out.folded > out.svg	FlameGraph's flamegraph.pl, which Debian 12 does not package
 skip	make demo	builds the tree and installs packages; CI runs make deps and make test
 skip	make test	runs this test
@@ -131,6 +134,9 @@ need() {
 	syscall) "$WL/syscall" 600 > /dev/null & pid=$! ;;
 	split-nofp) "$WL/split-nofp" 600 > /dev/null & pid=$! ;;
 	ruby) /usr/bin/ruby tests/example/demo.rb 600 > /dev/null & pid=$!; sleep 1 ;;
+	java) javac --release 17 -d "$T/java" tests/workloads/JavaSplit.java
+		java -cp "$T/java" JavaSplit 600 "$T/java/ready" > /dev/null & pid=$!
+		while [ ! -e "$T/java/ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.1; done ;;
 	nginx) start_nginx; pid=$NGINX_WORKER ;;
 	receiver) RPORT=$(free_port); RDIR=$T/pyroscope.$RPORT; mkdir -p "$RDIR"
 		python3 tests/pyroscope_receiver.py $RPORT "$RDIR" 2> "$RDIR.err" & pid=$!
@@ -210,6 +216,7 @@ rewrite() {
 	'$(pgrep -f demo.rb)') need ruby; pid=$NEED ;;
 	'$(pgrep syscall)') need syscall; pid=$NEED ;;
 	'$(pgrep split-nofp)') need split-nofp; pid=$NEED ;;
+	'$(pgrep -f JavaSplit)') need java; pid=$NEED ;;
 	"\$(pgrep -f 'nginx: worker')") need nginx; pid=$NEED ;;
 	esac
 	[ -n "$pid" ] && c=${c/"$pg"/$pid}
