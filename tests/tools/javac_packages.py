@@ -23,6 +23,17 @@ as "(none)". Prints, one per line:
     javac N         of them, with a frame of com.sun.tools.javac
     pkg NAME N      of those, with their innermost such frame in package NAME
 
+folded adds the same figures over the samples taken in Java code, as JFR's
+jdk.ExecutionSample are (it samples a thread only while its state is "in
+Java"; in native code, a JNI call or the kernel, or in the VM's own C++, it
+does not): those whose innermost frame, past the kernel's (NAME_[k]), is a
+Java frame, a hidden class's (a lambda's), "[java: ...]" or one of the VM's
+stubs, "[jvm: ...]":
+
+    injava N        the thread's samples in Java code
+    injavac N       of them, with a frame of com.sun.tools.javac
+    jpkg NAME N     of those, with their innermost such frame in package NAME
+
 A strict reader: any line it does not know the shape of ends it, with the
 line, and status 1; so does a file with no sample of THREAD or COMM.
 """
@@ -32,6 +43,9 @@ import sys
 JAVAC = "com.sun.tools.javac."
 # A folded Java frame, as bpfprof names it: "pkg.Class.method (File.java:LINE)".
 FOLDED_JAVA = re.compile(r"\.java:[0-9]+\)$")
+# A frame of code in Java's thread state "in Java": a Java method's, a hidden class's
+# ("pkg.Class$$Lambda$12/0x00007f4e90101d68.get"), one not read, a stub of the VM's.
+IN_JAVA = re.compile(r"\.java:[0-9]+\)$|^[^ ]+/0x[0-9a-f]+\.[^ ]+$|^\[java: .*\]$|^\[jvm: .*\]$")
 
 
 def die(msg):
@@ -73,15 +87,16 @@ class Tally:
                 return
         self.pkgs["(none)"] = self.pkgs.get("(none)", 0) + n
 
-    def show(self, what):
+    def show(self, what, prefix=""):
         if self.samples == 0:
             die("no sample of %s" % what)
-        print("samples %d" % self.samples)
-        print("java %d" % self.java)
-        print("javac %d" % self.javac)
+        print("%s %d" % (prefix and "injava" or "samples", self.samples))
+        if not prefix:
+            print("java %d" % self.java)
+        print("%sjavac %d" % (prefix, self.javac))
         for p, n in sorted(self.pkgs.items(), key=lambda kv: (-kv[1], kv[0])):
             if p != "(none)":
-                print("pkg %s %d" % (p, n))
+                print("%spkg %s %d" % (prefix and "j", p, n))
 
 
 # jfr print's text for jdk.ExecutionSample, JDK 17 to 25:
@@ -166,6 +181,7 @@ def read_jfr(path, thread):
 
 def read_folded(path, comm):
     t = Tally()
+    tj = Tally()
     line_re = re.compile(r"(.+) ([0-9]+)")
     with open(path, encoding="utf-8", errors="strict") as f:
         for no, line in enumerate(f, 1):
@@ -178,8 +194,13 @@ def read_folded(path, comm):
                 continue
             frames = frames[1:]
             java = any(FOLDED_JAVA.search(fr) for fr in frames)
-            t.add(list(reversed(frames)), int(m.group(2)), java)
+            inner = list(reversed(frames))
+            t.add(inner, int(m.group(2)), java)
+            user = [fr for fr in inner if not fr.endswith("_[k]")]
+            if user and IN_JAVA.search(user[0]):
+                tj.add(inner, int(m.group(2)), java)
     t.show("comm %s in %s" % (comm, path))
+    tj.show("comm %s in Java code in %s" % (comm, path), "in")
 
 
 def main():
