@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Java frames against the JVM's own profiler: javac compiling a few hundred
+# Java frames against the JVM's own profiler: javac compiling 120 (JAVAC_FILES)
 # generated sources (tests/workloads/java_sources.py) while Java Flight
 # Recorder samples it in the same process (jdk.ExecutionSample every
 # millisecond, read with `jfr print`) and bpfprof -p samples it at 999 Hz.
