@@ -22,6 +22,13 @@ struct merge_names {
 	/* The profile location of frames[g] of the runtime's frames[0..n) (newest first). */
 	uint32_t (*locate)(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
 			   uint32_t n);
+	/*
+	 * A frame that stands for several (Java's compiled frames: the methods
+	 * inlined at its pc): the locations of frames[g], innermost first, into
+	 * out (room for max); how many. NULL: locate's one.
+	 */
+	uint32_t (*locations)(void *ctx, struct profile *p, const struct interp_frame *frames,
+			      uint32_t g, uint32_t n, uint32_t *out, uint32_t max);
 	/* A runtime's own question: the C function its method entry me runs; 0: not known. */
 	uint64_t (*cfunc)(void *ctx, uint64_t me);
 	void *ctx;

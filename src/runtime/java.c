@@ -27,6 +27,7 @@
 
 #include "bpfprof/interp_names.h"
 #include "bpfprof/java_file.h"
+#include "bpfprof/java_merge.h"
 #include "bpfprof/java_names.h"
 #include "bpfprof/runtime.h"
 #include "bpfprof/runtime_shared.h"
@@ -508,6 +509,59 @@ static uint32_t frame_locations(struct java *jv, struct profile *p, const struct
 	}
 }
 
+uint32_t java_merge_frames(struct profile *p, const struct raw_interp *ri, uint32_t user_base,
+			   const struct merge_names *nm, const uint32_t *frames, uint32_t n,
+			   uint32_t *out, uint32_t max)
+{
+	uint32_t rn = ri->n < INTERP_MAX_FRAMES ? ri->n : INTERP_MAX_FRAMES, m = 0, i, g;
+
+	/* Each frame's place must be a user frame, in order: else the stacks do not go together. */
+	for (g = 0; g < rn; g++) {
+		uint32_t at = JAVA_FRAME_AT_OF(ri->frames[g].instr);
+
+		if (user_base + at >= n || (g && at <= JAVA_FRAME_AT_OF(ri->frames[g - 1].instr)))
+			return 0;
+	}
+	for (i = 0, g = 0; i < n && m < max; i++) {
+		if (g < rn && i == user_base + JAVA_FRAME_AT_OF(ri->frames[g].instr)) {
+			if (nm->locations)
+				m += nm->locations(nm->ctx, p, ri->frames, g, rn, out + m, max - m);
+			else
+				out[m++] = nm->locate(nm->ctx, p, ri->frames, g, rn);
+			g++;
+		} else {
+			out[m++] = frames[i];
+		}
+	}
+	return m;
+}
+
+/* What names a process's Java frames in a merge. */
+struct jv_merge {
+	struct java *jv;
+	const struct jv_proc *pp;
+};
+
+/* merge_names.locations: frame_locations of process ctx. */
+static uint32_t locations(void *ctx, struct profile *p, const struct interp_frame *frames,
+			  uint32_t g, uint32_t n, uint32_t *out, uint32_t max)
+{
+	struct jv_merge *jm = ctx;
+
+	(void)n;
+	return frame_locations(jm->jv, p, jm->pp, &frames[g], out, max);
+}
+
+/* merge_names.locate: its first location alone. */
+static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
+		       uint32_t n)
+{
+	uint32_t loc = 0;
+
+	locations(ctx, p, frames, g, n, &loc, 1);
+	return loc;
+}
+
 /*
  * frames[0..n) with each Java frame in place of the native frame it stands
  * for: the user stack is the last rs->ustack.n of them, and each Java
@@ -517,35 +571,27 @@ static uint32_t merge(void *rt, struct profile *p, const struct raw_sample *rs, 
 		      uint32_t n, uint32_t max)
 {
 	struct java *jv = rt;
-	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES * 4], m = 0, i, g = 0, base;
+	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES * 4], m;
 	const struct raw_interp *ri = &rs->interp;
-	uint32_t rn = ri->n < INTERP_MAX_FRAMES ? ri->n : INTERP_MAX_FRAMES;
-	const struct jv_proc *pp;
+	struct jv_merge jm = { jv, NULL };
+	struct merge_names nm = { .locate = locate, .locations = locations, .ctx = &jm };
 
-	if (!rn || ri->runtime != RUNTIME_JAVA)
+	if (!ri->n || ri->runtime != RUNTIME_JAVA)
 		return n;
 	pthread_mutex_lock(&jv->b.lock);
-	pp = find_proc(jv, rs->tgid);
-	/* Each frame's place must be a user frame, in order: else the stacks do not go together. */
-	base = rs->ustack.n <= n ? n - rs->ustack.n : n;
-	for (g = 0; g < rn && pp && pp->known; g++) {
-		uint32_t at = JAVA_FRAME_AT_OF(ri->frames[g].instr);
-
-		if (base + at >= n || (g && at <= JAVA_FRAME_AT_OF(ri->frames[g - 1].instr)))
-			break;
-	}
-	if (!pp || !pp->known || g < rn) {
-		jv->stats.unplaced += pp && pp->known;
+	jm.pp = find_proc(jv, rs->tgid);
+	if (!jm.pp || !jm.pp->known) {
 		pthread_mutex_unlock(&jv->b.lock);
 		return n;
 	}
 	if (max > ARRAY_SIZE(out))
 		max = ARRAY_SIZE(out);
-	for (i = 0, g = 0; i < n && m < max; i++) {
-		if (g < rn && i == base + JAVA_FRAME_AT_OF(ri->frames[g].instr))
-			m += frame_locations(jv, p, pp, &ri->frames[g++], out + m, max - m);
-		else
-			out[m++] = frames[i];
+	m = java_merge_frames(p, ri, rs->ustack.n <= n ? n - rs->ustack.n : n, &nm, frames, n, out,
+			      max);
+	if (!m) {
+		jv->stats.unplaced++;
+		pthread_mutex_unlock(&jv->b.lock);
+		return n;
 	}
 	jv->stats.merged++;
 	pthread_mutex_unlock(&jv->b.lock);
