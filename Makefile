@@ -236,6 +236,10 @@ $(O)/tests/tools/%: tests/tools/%.c
 $(O)/tests/java_names_probe: $(O)/tests/probe/java_names_probe.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# Seeds for fuzz_java_names from a live JVM (tests/probe/java_capture.c).
+$(O)/tests/java_capture: $(O)/tests/probe/java_capture.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(O)/tests/probe/%.o: tests/probe/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
