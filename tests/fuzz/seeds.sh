@@ -4,7 +4,7 @@
 # Seeds for the fuzz targets from real files, into DIR/NAME/: small ELF
 # files from the fixtures' sources (GCC and Clang, DWARF 4 and 5,
 # compressed, stripped, split into a debug file) and their CFI sections,
-# the runtimes' libraries found here (LuaJIT, Ruby, Python) and small
+# the runtimes' libraries found here (LuaJIT, Ruby, Python; Java's tables alone) and small
 # files exporting what their detectors look for,
 # this machine's /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
 # and side-band records of a real fork and exec (sbcapture, as root).
@@ -18,7 +18,7 @@ CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
 for t in elf dwarf procmaps kallsyms perfmap sideband cfi python profile luajit_file luajit_proto \
-	ruby_file python_offsets; do
+	ruby_file python_offsets java_file java_names; do
 	mkdir -p "$dir/$t"
 done
 
@@ -109,6 +109,35 @@ for v in 030a 030c 030d; do
 		'long Py_NewRef(long x) { return x + 1; }' > "$src"
 	$CC -Os $small -o "$dir/python_offsets/exports-$v.so" "$src"
 done
+# A HotSpot JVM's vmStructs tables, a few entries of each (its libjvm.so is too big a seed).
+cat > "$src" << 'EOF'
+struct s { const char *type, *field, *type_string; int is_static; unsigned long off; void *addr; };
+struct t { const char *type, *super; int oop, integer, uns; unsigned long size; };
+struct c { const char *name; long value; };
+static void *heaps, *lo, *hi;
+static int major = 17;
+static struct s structs[] = {
+	{ "CodeCache", "_heaps", "GrowableArray<CodeHeap*>*", 1, 0, &heaps },
+	{ "CodeCache", "_low_bound", "address", 1, 0, &lo },
+	{ "CodeCache", "_high_bound", "address", 1, 0, &hi },
+	{ "Abstract_VM_Version", "_vm_major_version", "int", 1, 0, &major },
+	{ "CodeBlob", "_name", "const char*", 0, 0, 0 },
+	{ "CodeBlob", "_size", "int", 0, 0, 0 },
+	{ "nmethod", "_compile_id", "int", 0, 0, 0 },
+	{ "Method", "_constMethod", "ConstMethod*", 0, 0, 0 },
+	{ "Symbol", "_length", "u2", 0, 0, 0 },
+	{ 0 } };
+static struct t types[] = { { "CodeBlob", 0 }, { "nmethod", "CodeBlob" }, { "ConstMethod", 0 },
+	{ "HeapBlock", 0 }, { "PcDesc", 0 }, { "int", 0, 0, 1 }, { 0 } };
+static struct c ints[] = { { "JVM_ACC_NATIVE", 0x100 }, { 0 } };
+static struct c longs[] = { { "markWord::hash_mask", 0x7fffffff }, { 0 } };
+struct s *gHotSpotVMStructs = structs;
+struct t *gHotSpotVMTypes = types;
+struct c *gHotSpotVMIntConstants = ints, *gHotSpotVMLongConstants = longs;
+unsigned long gHotSpotVMStructEntryArrayStride, gHotSpotVMTypeEntryArrayStride;
+int get_major(void) { return major + !!heaps + !!lo + !!hi; }
+EOF
+$CC -Os $small -o "$dir/java_file/vmstructs-17.so" "$src"
 rm -f "$src"
 # LuaJIT prototypes: the committed ones are built by hand (tests/fuzz/corpus/luajit_proto).
 
