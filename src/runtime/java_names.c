@@ -50,6 +50,34 @@ static bool field_in(struct java_field f, size_t size)
 	return f.size && f.off + f.size <= size;
 }
 
+/*
+ * s made printable UTF-8 in place: a control character, or a byte of no
+ * valid sequence (modified UTF-8's surrogate pairs for characters beyond
+ * the BMP), becomes '?'. A name goes into folded lines and pprof's
+ * strings, which must be UTF-8 and one line.
+ */
+static void clean_utf8(char *s)
+{
+	uint8_t *p = (uint8_t *)s;
+	size_t len, k;
+
+	while (*p) {
+		len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 0;
+		for (k = 1; k < len; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				len = 0;
+		/* Overlong forms (modified UTF-8's NUL, C0 80) and surrogates (ED A0..BF) are not UTF-8. */
+		if ((len == 2 && *p < 0xc2) || (len == 3 && *p == 0xe0 && p[1] < 0xa0) ||
+		    (len == 3 && *p == 0xed && p[1] >= 0xa0))
+			len = 0;
+		if (!len || *p < 0x20 || *p == 0x7f) {
+			*p++ = '?';
+			continue;
+		}
+		p += len;
+	}
+}
+
 int java_symbol_read(const struct java_vm *vm, interp_read_fn *read, void *ctx, uint64_t symbol,
 		     char *buf, size_t size)
 {
@@ -74,6 +102,7 @@ int java_symbol_read(const struct java_vm *vm, interp_read_fn *read, void *ctx, 
 	/* A Symbol holds no NUL (modified UTF-8 writes it as two bytes). */
 	if (strlen(buf) != n)
 		return -EINVAL;
+	clean_utf8(buf);
 	return (int)n;
 }
 
@@ -309,11 +338,14 @@ int java_blob_name(const struct java_vm *vm, interp_read_fn *read, void *ctx, ui
 				return -EINVAL;
 			n = 1;
 		}
-		if (memchr(buf + i, '\0', n))
+		if (memchr(buf + i, '\0', n)) {
+			clean_utf8(buf);
 			return 0;
+		}
 		i += n;
 	}
 	buf[size - 1] = '\0';
+	clean_utf8(buf);
 	return 0;
 }
 

@@ -303,6 +303,25 @@ static bool ends_within(const char *s, size_t size)
 	return memchr(s, '\0', size) != NULL;
 }
 
+/* s is one line of UTF-8, as folded lines and pprof's strings must be. */
+static bool printable_utf8(const char *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t len, k;
+
+	for (; *p; p += len) {
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+		len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 0;
+		if (!len || (len == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0))))
+			return false;
+		for (k = 1; k < len; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
 static void check_method(const struct java_vm *vm, struct image *im, uint64_t addr, uint32_t bci)
 {
 	static struct java_method m, again;
@@ -317,6 +336,8 @@ static void check_method(const struct java_vm *vm, struct image *im, uint64_t ad
 	FUZZ_CHECK(ends_within(m.klass, sizeof(m.klass)) && ends_within(m.name, sizeof(m.name)) &&
 		   ends_within(m.signature, sizeof(m.signature)) &&
 		   ends_within(m.file, sizeof(m.file)));
+	FUZZ_CHECK(printable_utf8(m.klass) && printable_utf8(m.name) &&
+		   printable_utf8(m.signature) && printable_utf8(m.file));
 	FUZZ_CHECK(m.lines_len <= JAVA_LINES_MAX && (!m.native || !m.lines_len));
 	/* A line for each bytecode the method has, none past them or for none. */
 	for (b = 0; b < m.code_size && b < 4096; b += 1 + b / 64)
@@ -334,11 +355,11 @@ static void check_scopes(const struct java_vm *vm, struct image *im, uint64_t nm
 	int n = java_compiled_scopes(vm, image_read, im, nm, pc, id, all, JAVA_MAX_SCOPES), k, i;
 
 	FUZZ_CHECK(n <= JAVA_MAX_SCOPES && n != 0);
-	/* Another compile id: not this nmethod's code, whatever else goes wrong. */
-	k = java_compiled_scopes(vm, image_read, im, nm, pc, id + 1, few, 3);
-	FUZZ_CHECK(k < 0 && (n < 1 || k == -ESTALE));
 	if (n < 1)
 		return;
+	/* Another compile id than the one that matched: not this nmethod's code. */
+	k = java_compiled_scopes(vm, image_read, im, nm, pc, id + 1, few, 3);
+	FUZZ_CHECK(k == -ESTALE);
 	k = java_compiled_scopes(vm, image_read, im, nm, pc, id, few, 3);
 	FUZZ_CHECK(k >= 1 && k <= 3 && (n > 3 ? k == 3 : k == n));
 	for (i = 0; i < k && i < n; i++)
@@ -355,10 +376,14 @@ static void check_blob(const struct java_vm *vm, struct image *im, uint64_t blob
 	FUZZ_CHECK(ret <= 0);
 	if (ret)
 		return;
-	FUZZ_CHECK(ends_within(name, sizeof(name)));
-	/* A smaller buffer: the name cut; a bigger one: no more than JAVA_NAME_MAX kept. */
+	FUZZ_CHECK(ends_within(name, sizeof(name)) && printable_utf8(name));
+	/*
+	 * A smaller buffer: the name cut (a character cut at the end made '?');
+	 * a bigger one: no more than JAVA_NAME_MAX kept.
+	 */
 	if (!java_blob_name(vm, image_read, im, blob, cut, sizeof(cut)))
-		FUZZ_CHECK(ends_within(cut, sizeof(cut)) && !strncmp(cut, name, strlen(cut)));
+		FUZZ_CHECK(ends_within(cut, sizeof(cut)) && printable_utf8(cut) &&
+			   !strncmp(cut, name, strlen(cut) > 3 ? strlen(cut) - 3 : 0));
 	if (!java_blob_name(vm, image_read, im, blob, big, sizeof(big)))
 		FUZZ_CHECK(strlen(big) < JAVA_NAME_MAX && !strcmp(big, name));
 }
