@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # A runtime's frames survive the ring buffer: with maps so small that most
 # samples cannot be counted in them (--max-stacks 2 --stack-storage-size 2),
-# a sample goes to userspace whole, and must carry its Python, Lua or Ruby
-# frames as a counted one does (bpf/interp.bpf.h: every path that stores a
+# a sample goes to userspace whole, and must carry its Python, Lua, Ruby or
+# Java frames as a counted one does (bpf/interp.bpf.h: every path that stores a
 # sample copies them through one function). Each runtime's split workload,
 # profiled with -p; checked against the summary's own counts. And each
 # runtime's walk is loaded once a process of it is seen (runtime_walks.bpf.h):
@@ -40,7 +40,8 @@ ring_check() {
 runtimes_running() {
 	cat /proc/[0-9]*/maps 2> /dev/null | awk '
 		/\/(lib)?python3\.[0-9]+/ { p = 1 } /luajit/ { l = 1 } /\/(lib)?ruby/ { r = 1 }
-		END { if (p) print "Python"; if (l) print "Lua"; if (r) print "Ruby" }'
+		/\/libjvm\.so/ { j = 1 }
+		END { if (p) print "Python"; if (l) print "Lua"; if (r) print "Ruby"; if (j) print "Java" }'
 }
 
 # walks_check NAME [WALK]: NAME's run (-v's "the X walk loaded") loaded WALK's walk, and no
@@ -98,6 +99,27 @@ if [ -n "$RUBY" ]; then
 	walks_check rb Ruby
 else
 	not_ok "ruby: ruby3.1 not installed (sudo make deps installs it)"
+fi
+
+# Java: Debian's OpenJDK 17, JavaSplit compiled (its walk hands the native walk back: the
+# stack it finished goes whole too).
+if command -v javac > /dev/null && javac --release 17 -d "$T/cls" $RW/JavaSplit.java 2> "$T/javac.err"; then
+	rm -f "$T/go"
+	java -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JavaSplit::alpha \
+		-XX:CompileCommand=dontinline,JavaSplit::beta -cp "$T/cls" JavaSplit --go "$T/go" \
+		$SPLIT_S "$T/java.ready" > "$T/java.out" 2> "$T/java.wl" &
+	PID=$!
+	BG_PIDS+=($PID)
+	while [ ! -e "$T/java.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
+	runtimes_running > "$T/java.before"
+	profile_window java -F $F "${TINY[@]}"
+	ring_check java Java ' \(JavaSplit\.java:[0-9]+\)(;|$)'
+	walks_check java Java
+	whole=$(sum_matching "$T/java.folded" '^java;[^;]*;[^;]*;ThreadJavaMain;(.*;)?JavaSplit\.main \(JavaSplit\.java:[0-9]+\);')
+	check "java: $(share "$whole" "$(folded_total "$T/java.folded")")% of its samples whole from the thread's start to JavaSplit.main (>= 90 %)" \
+		'within "$(share "$whole" "$(folded_total "$T/java.folded")")" 90 100'
+else
+	not_ok "java: javac not installed, or JavaSplit does not compile (sudo make deps installs openjdk-17-jdk-headless)"
 fi
 
 # A C process: no runtime's walk loaded but of runtimes other processes run; its samples counted.
