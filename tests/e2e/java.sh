@@ -130,6 +130,15 @@ s2=$(sum_matching "$T/threads.folded" "^t2;(.*;)?JavaSplit\.two $FR(;|\$)")
 check "threads: t1 in JavaSplit.one, t2 in JavaSplit.two: $s1 / $s2 = $(ratio "$s1" "$s2"), the threads' clocks measured $(ratio "${w1:-0}" "${w2:-0}") (within 10 %)" \
 	'[ "$RC" = 0 ] && [ $((s1 + s2)) -gt 1000 ] && near_pct "$s1" "$s2" "$(ratio "${w1:-0}" "${w2:-0}")" 10'
 
+# 4a. Off the CPU (--off-cpu): t2's waits, parked after each burst, under the Java frames that
+# parked it, as a switch's walk hands over to Java's too.
+jwindow offcpu 3 java $NOINLINE -cp "$T/cls" JavaSplit --threads
+profile_window offcpu --off-cpu
+ot=$(sum_matching "$T/offcpu.folded" '^t2;.*\[off-cpu: sleeping\]')
+op=$(sum_matching "$T/offcpu.folded" '^t2;.*;JavaSplit\.lambda\$worker\$[0-9]+ \(JavaSplit\.java:[0-9]+\);(.*;)?java\.util\.concurrent\.locks\.LockSupport\.parkNanos \(LockSupport\.java:[0-9]+\);.*\[off-cpu: sleeping\]')
+check "--off-cpu: $(share "$op" "$ot")% of t2's $ot us asleep under JavaSplit's worker and LockSupport.parkNanos (>= 90 %)" \
+	'[ "$RC" = 0 ] && [ "$ot" -gt 100000 ] && within "$(share "$op" "$ot")" 90 100'
+
 # 5. zlib's deflate through Deflater's JNI: the Java method that called it below it.
 jwindow deflate 4 java -cp "$T/cls" JavaDeflate
 profile_window deflate -F $F
