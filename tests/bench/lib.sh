@@ -68,12 +68,13 @@ pair_ready() {
 # pair_run DIR NOFLAG [ARGS...]: bpfprof (a runtime's frames read, the default) and bpfprof
 # NOFLAG (native frames only) attached at once to the whole machine at $F Hz for $RUN_S s, so
 # both run on the same samples: DIR/frames.* and DIR/native.* (.folded, .err, .time: user and
-# system CPU), the BPF time per sample in DIR/0.ns and DIR/1.ns. Fails if a profile is missing.
+# system CPU; TIME_FMT='%U %S %M' adds the peak RSS in KiB), the BPF time per sample in DIR/0.ns
+# and DIR/1.ns. Fails if a profile is missing.
 pair_run() {
 	local d=$1 noflag=$2 m pids=()
 	shift 2
 	for m in frames native; do
-		/usr/bin/time -f '%U %S' -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" "$@" \
+		/usr/bin/time -f "${TIME_FMT:-%U %S}" -o "$d/$m.time" "$BPFPROF" -F $F -d "$RUN_S" "$@" \
 			$([ $m = native ] && echo "$noflag") -o "$d/$m.folded" 2> "$d/$m.err" &
 		pids+=($!)
 	done
