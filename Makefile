@@ -347,6 +347,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/python.sh
 	O=$(O) bash tests/bench/luajit.sh
 	O=$(O) bash tests/bench/ruby.sh
+	O=$(O) bash tests/bench/java.sh
 	O=$(O) bash tests/bench/offcpu.sh
 	O=$(O) PEER_PROFILE=$(PEER_PROFILE) bash tests/bench/cost.sh
 
