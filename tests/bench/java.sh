@@ -33,7 +33,8 @@
 # to RESULTS.
 #
 # usage (root): [O=build] [ROUNDS=3] [RUN_S=10] [DEPTH=40] [BIG_CLASSES=400] [BIG_METHODS=250]
-#               [BIG_DEPTH=8] [SMALL_CLASSES=8] [MAX_OTHER=20] bash tests/bench/java.sh [RESULTS]
+#               [BIG_DEPTH=8] [SMALL_CLASSES=8] [MAX_OTHER=20] [NAMES="split deep small big"]
+#               bash tests/bench/java.sh [RESULTS]
 # RESULTS defaults to tests/bench/java.md; progress goes to stderr.
 
 set -u -o pipefail
@@ -229,7 +230,7 @@ gen_start() {
 	GEN_PIDS=()
 	t0=$(date +%s%N)
 	for i in 1 2; do
-		java $BIG_OPTS -cp "$T/$n/cls" Big $((ROUNDS * (RUN_S + 5) + 30)) "$T/$n.ready.$i" $BIG_DEPTH &
+		java $BIG_OPTS -cp "$T/$n/cls" Big $((ROUNDS * 3 * (RUN_S + 10) + 30)) "$T/$n.ready.$i" $BIG_DEPTH &
 		GEN_PIDS+=($!)
 	done
 	PIDS+=("${GEN_PIDS[@]}")
@@ -248,17 +249,26 @@ gen_stop() {
 	GEN_PIDS=()
 }
 
-NAMES="split deep small big"
+NAMES=${NAMES:-split deep small big}	# the workloads run (the table has them all)
 DROPPED=0
-note "$ROUNDS rounds of $RUN_S s runs at $F Hz over $NAMES (some" \
+# FROM_DATA="FILE...": no runs, the table made from the data files of earlier runs (KEEP=1 keeps
+# each run's in its scratch directory), their rounds together.
+if [ -n "${FROM_DATA:-}" ]; then
+	cat $FROM_DATA > "$DATA" || die "cannot read $FROM_DATA"
+	NAMES=
+	DROPPED="(from $(wc -w <<< "$FROM_DATA") runs' data)"
+fi
+[ -n "$NAMES" ] && note "$ROUNDS rounds of $RUN_S s runs at $F Hz over $NAMES (some" \
 	"$((ROUNDS * 4 * (RUN_S + 5) / 60 + 2)) minutes)"
 for ((r = 0; r < ROUNDS; r++)); do
 	for n in split deep; do
+		[[ " $NAMES " == *" $n "* ]] || continue
 		note "round $((r + 1)) of $ROUNDS: $n"
 		round $n || note "no figures this round"
 	done
 done
 for n in small big; do
+	[[ " $NAMES " == *" $n "* ]] || continue
 	[ $n = small ] && c=$SMALL_CLASSES || c=$BIG_CLASSES
 	if gen_start $n $c; then
 		for ((r = 0; r < ROUNDS; r++)); do
@@ -281,7 +291,7 @@ row() {
 	local label=$1 n line
 	shift
 	line="| $label |"
-	for n in $NAMES; do line="$line $("$@" "$n") |"; done
+	for n in split deep small big; do line="$line $("$@" "$n") |"; done
 	echo "$line"
 }
 cj() { cell "$1.$2.java" "$3"; }
@@ -310,7 +320,7 @@ r_nm() { [ "$1" = small ] || [ "$1" = big ] && echo "$(col nmethods 0 "$1") ($(c
 	echo "Command: \`sudo ROUNDS=$ROUNDS RUN_S=$RUN_S DEPTH=$DEPTH BIG_CLASSES=$BIG_CLASSES" \
 		"BIG_METHODS=$BIG_METHODS BIG_DEPTH=$BIG_DEPTH SMALL_CLASSES=$SMALL_CLASSES O=$O bash tests/bench/java.sh\`."
 	echo
-	echo "| | $(echo $NAMES | sed 's/ / | /g') |"
+	echo "| | split | deep | small | big |"
 	echo "|---|---|---|---|---|"
 	row "nmethods a JVM (code used)" r_nm
 	row "BPF time per sample, ns: bpfprof (Java frames)" r_ns_java
@@ -329,7 +339,7 @@ r_nm() { [ "$1" = small ] || [ "$1" = big ] && echo "$(col nmethods 0 "$1") ($(c
 	row "methods named, compiled frames named" r_named
 	row "attached after exec, ms (the Java walk loaded in, ms)" r_attach
 	echo
-	for n in $NAMES; do
+	for n in split deep small big; do
 		awk -v n=$n -v r="$(r_ratio $n)" 'BEGIN { if (r == "-") print n ": no figures.";
 			else printf "%s: BPF time ratio %s: %s the target of <= 2.\n", n, r, r <= 2 ? "meets" : "misses" }'
 	done
