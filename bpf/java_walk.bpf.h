@@ -59,6 +59,34 @@ struct {
 	__uint(max_entries, 1);
 } java_scratch SEC(".maps");
 
+/*
+ * What a pc's code blob says, kept by pc: a frame at a pc seen before
+ * costs a lookup and one read (an nmethod's compile id, checked again: its
+ * memory may be another's since), not the segment map, the blob's header
+ * and its name.
+ */
+struct java_pc {
+	__u32 tgid, gen;
+	__u64 pc;
+};
+
+struct java_blob {
+	__u64 blob, cb;		/* the blob, its code's begin */
+	__u64 deopt;		/* an nmethod's deopt handler; 0: none */
+	__u32 fs, fc;		/* its frame's size (bytes), and where its frame is complete */
+	__u32 name;		/* its name's first 4 bytes: its kind */
+	__u32 compile_id;	/* an nmethod's */
+	__s32 orig_pc;		/* where a deoptimised frame keeps its pc, from sp */
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct java_pc);
+	__type(value, struct java_blob);
+	__uint(max_entries, 65536);
+} java_blobs SEC(".maps");
+
 static __always_inline __u64 java_read(__u64 addr)
 {
 	__u64 v;
@@ -153,6 +181,44 @@ __noinline int java_blob_at(const struct java_process *p, __u64 pc, __u64 *blob)
 	return 1;
 }
 
+/*
+ * The blob at w's pc into *b, kept or read (and then kept): 1; 0 if the pc
+ * is in no blob.
+ */
+static __always_inline int java_blob_of(const struct java_process *p, const struct walk *w,
+					struct java_walk *jw, struct java_blob *b)
+{
+	struct java_pc key = { .tgid = w->tgid, .gen = w->gen, .pc = w->pc };
+	struct java_blob *kept = bpf_map_lookup_elem(&java_blobs, &key);
+	__u32 id;
+
+	if (kept) {
+		*b = *kept;
+		if ((b->name != JAVA_NAME_NMETHOD && b->name != JAVA_NAME_NATIVE) ||
+		    (!bpf_probe_read_user(&id, sizeof(id), (void *)(b->blob + p->l.nmethod_compile_id)) &&
+		     id == b->compile_id))
+			return 1;
+	}
+	if (!java_blob_at(p, w->pc, &b->blob) ||
+	    bpf_probe_read_user(jw->blob, JAVA_BLOB_READ, (void *)b->blob))
+		return 0;
+	b->name = 0;
+	bpf_probe_read_user(&b->name, 4, (void *)blob_u64(jw, p->l.blob_name));
+	b->fs = (blob_u32(jw, p->l.blob_frame_size) & 0xffff) * 8;
+	b->fc = blob_u32(jw, p->l.blob_frame_complete) & 0xffff;
+	b->cb = blob_u64(jw, p->l.blob_code_begin);
+	if (p->l.code_offsets)
+		b->cb = b->blob + (__u32)b->cb;
+	b->compile_id = blob_u32(jw, p->l.nmethod_compile_id);
+	b->orig_pc = (__s32)blob_u32(jw, p->l.nmethod_orig_pc);
+	b->deopt = p->l.nmethod_deopt ? blob_u64(jw, p->l.nmethod_deopt) : 0;
+	if (b->deopt && p->l.code_offsets)
+		b->deopt = b->blob + (__u32)b->deopt;
+	b->reserved = 0;
+	bpf_map_update_elem(&java_blobs, &key, b, BPF_ANY);
+	return 1;
+}
+
 static __always_inline void java_record(struct java_walk *jw, __u64 code, __u32 instr, __u32 check)
 {
 	__u32 n = jw->stack.n;
@@ -240,8 +306,9 @@ static __always_inline int java_epilogue(__u64 pc)
 /* One Java frame at w, recorded, and w moved to its caller's registers; 1: stop. */
 static long java_step(__u32 i, void *unused)
 {
-	__u64 blob, name, cb, pc, sp, bp, code, words[JAVA_RA_SLOTS], fs;
+	__u64 cb, pc, sp, bp, code, words[JAVA_RA_SLOTS], fs;
 	__u32 zero = 0, kind = JAVA_STUB, pos = 0, check = 0, fc, k;
+	struct java_blob b;
 	struct java_process *p;
 	struct walked_stack *out;
 	struct java_walk *jw;
@@ -262,22 +329,17 @@ static long java_step(__u32 i, void *unused)
 		return 1;
 	if (w->n >= BPFPROF_MAX_DEPTH || jw->stack.n >= INTERP_MAX_FRAMES)
 		return java_cut(jw, w, WALK_DEPTH, -1);
-	if (!java_blob_at(p, w->pc, &blob) ||
-	    bpf_probe_read_user(jw->blob, JAVA_BLOB_READ, (void *)blob))
+	if (!java_blob_of(p, w, jw, &b))
 		return java_cut(jw, w, WALK_FAULT, STAT_JAVA(NO_BLOB));
-	name = 0;
-	bpf_probe_read_user(&name, 4, (void *)blob_u64(jw, p->l.blob_name));
-	fs = (__u64)(blob_u32(jw, p->l.blob_frame_size) & 0xffff) * 8;
-	fc = blob_u32(jw, p->l.blob_frame_complete) & 0xffff;
-	cb = blob_u64(jw, p->l.blob_code_begin);
-	if (p->l.code_offsets)
-		cb = blob + (__u32)cb;
+	fs = b.fs;
+	fc = b.fc;
+	cb = b.cb;
 	leaf = w->n == 1 && w->pc_exact;
-	code = blob;
+	code = b.blob;
 	pc = w->pc;
 	sp = w->sp;
 	bp = w->bp;
-	switch ((__u32)name) {
+	switch (b.name) {
 	case JAVA_NAME_INTERPRETER:
 		kind = JAVA_INTERPRETED;
 		if (!java_interpreted(p, w, leaf, &code, &pos, &check, &pc, &sp, &bp))
@@ -286,15 +348,12 @@ static long java_step(__u32 i, void *unused)
 	case JAVA_NAME_NMETHOD:
 	case JAVA_NAME_NATIVE:
 		kind = JAVA_COMPILED;
-		check = blob_u32(jw, p->l.nmethod_compile_id);
+		check = b.compile_id;
 		/* A frame deoptimised under its callee returns to the handler: its pc was kept. */
-		if (p->l.nmethod_deopt) {
-			__u64 deopt = blob_u64(jw, p->l.nmethod_deopt), orig;
+		if (b.deopt && pc == b.deopt) {
+			__u64 orig = java_read(sp + b.orig_pc);
 
-			if (p->l.code_offsets)
-				deopt = blob + (__u32)deopt;
-			if (pc == deopt && (orig = java_read(sp + (__s32)blob_u32(jw, p->l.nmethod_orig_pc))) &&
-			    orig >= cb && orig < blob + (1u << 24))
+			if (orig >= cb && orig < b.blob + (1u << 24))
 				pc = orig;
 		}
 		pos = pc >= cb ? (pc - cb) & JAVA_FRAME_POS_MASK : 0;
@@ -327,10 +386,19 @@ static long java_step(__u32 i, void *unused)
 	case 3:		/* a frame pointer */
 		if (bp < w->sp)
 			return java_cut(jw, w, WALK_BAD, STAT_JAVA(BAD_FRAME));
-		sp = bp + 16;
 		pc = java_read(bp + 8);
-		bp = java_read(bp);
-		break;
+		/*
+		 * A compiled method's caller is Java code or the call stub, in the
+		 * code cache: a return address elsewhere says rbp was no frame
+		 * pointer (C1 and C2 may keep anything there), so the frame size.
+		 */
+		if (kind != JAVA_COMPILED || (pc >= p->lo && pc < p->hi)) {
+			sp = bp + 16;
+			bp = java_read(bp);
+			break;
+		}
+		bp = w->bp;
+		/* fall through */
 	default:	/* frame size words up, rbp and the return address below there */
 		sp += fs;
 		if (kind == JAVA_COMPILED) {
