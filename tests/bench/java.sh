@@ -10,6 +10,11 @@
 #          kept out of line; some 5 Java frames a sample)
 #   deep   tests/workloads/JavaDeep.java, DEPTH calls deep over a C2 loop
 #          (DEPTH + 2 Java frames a sample)
+#   deepfp the same JVMs run with -XX:+PreserveFramePointer: there
+#          --no-java's native walk goes through every Java frame by its
+#          frame pointer to the thread's start, so both walk the same frames
+#          (the native-only walk of the whole stack, where the others' stops
+#          at the first Java frame)
 #   big    a code cache of some 100,000 nmethods, as a big service has:
 #          BIG_CLASSES generated classes of BIG_METHODS small methods each,
 #          compiled by javac at bench time, all compiled by C1 at their
@@ -33,7 +38,7 @@
 # to RESULTS.
 #
 # usage (root): [O=build] [ROUNDS=3] [RUN_S=10] [DEPTH=40] [BIG_CLASSES=400] [BIG_METHODS=250]
-#               [BIG_DEPTH=8] [SMALL_CLASSES=8] [MAX_OTHER=30] [NAMES="split deep small big"]
+#               [BIG_DEPTH=8] [SMALL_CLASSES=8] [MAX_OTHER=30] [NAMES="split deep deepfp small big"]
 #               bash tests/bench/java.sh [RESULTS]
 # RESULTS defaults to tests/bench/java.md; progress goes to stderr.
 
@@ -161,12 +166,14 @@ both() {
 	local n=$1 d=$T/run w=() rc i other DATA=$T/round.data
 	rm -rf "$d" "$DATA" && mkdir -p "$d"
 	case $n in
-	split | deep)
+	split | deep | deepfp)
 		rm -f "$T"/ready.*
 		for i in 1 2; do
 			case $n in
 			split) java $NOINLINE_SPLIT -cp "$T/cls" JavaSplit $((RUN_S + 4)) "$T/ready.$i" > /dev/null & ;;
 			deep) java $NOINLINE_DEEP -cp "$T/cls" JavaDeep $((RUN_S + 4)) "$T/ready.$i" $DEPTH & ;;
+			deepfp) java -XX:+PreserveFramePointer $NOINLINE_DEEP -cp "$T/cls" JavaDeep \
+				$((RUN_S + 4)) "$T/ready.$i" $DEPTH & ;;
 			esac
 			w+=($!)
 		done
@@ -249,7 +256,7 @@ gen_stop() {
 	GEN_PIDS=()
 }
 
-NAMES=${NAMES:-split deep small big}	# the workloads run (the table has them all)
+NAMES=${NAMES:-split deep deepfp small big}	# the workloads run (the table has them all)
 DROPPED=0
 # FROM_DATA="FILE...": no runs, the table made from the data files of earlier runs (KEEP=1 keeps
 # each run's in its scratch directory), their rounds together.
@@ -291,7 +298,7 @@ row() {
 	local label=$1 n line
 	shift
 	line="| $label |"
-	for n in split deep small big; do line="$line $("$@" "$n") |"; done
+	for n in split deep deepfp small big; do line="$line $("$@" "$n") |"; done
 	echo "$line"
 }
 cj() { cell "$1.$2.java" "$3"; }
@@ -312,7 +319,7 @@ r_nm() { [ "$1" = small ] || [ "$1" = big ] && echo "$(col nmethods 0 "$1") ($(c
 	echo "Java frames, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r), $JAVA_V:"
 	echo "two busy JVMs (-p both), $F Hz, $RUN_S s; bpfprof -v and bpfprof -v --no-java at once on the"
 	echo "same samples; $([ -n "${FROM_DATA:-}" ] && echo "the rounds of $(wc -w <<< "$FROM_DATA") runs' data" || echo "$ROUNDS rounds"); median (min-max). split: JavaSplit (C2, alpha and beta not"
-	echo "inlined); deep: JavaDeep $DEPTH calls deep; small and big: $SMALL_CLASSES and $BIG_CLASSES classes of"
+	echo "inlined); deep: JavaDeep $DEPTH calls deep; deepfp: the same, -XX:+PreserveFramePointer; small and big: $SMALL_CLASSES and $BIG_CLASSES classes of"
 	echo "$BIG_METHODS generated methods each, compiled by C1 at their first call ($BIG_OPTS),"
 	echo "then chains of $BIG_DEPTH calls across the classes; the JVMs ready $(col ready 0 small) and"
 	echo "$(col ready 0 big) ms after exec (javac and the JVMs' start are not in the rounds). ${DROPPED:-Some}"
@@ -320,8 +327,8 @@ r_nm() { [ "$1" = small ] || [ "$1" = big ] && echo "$(col nmethods 0 "$1") ($(c
 	echo "Command: \`sudo ROUNDS=$ROUNDS RUN_S=$RUN_S DEPTH=$DEPTH BIG_CLASSES=$BIG_CLASSES" \
 		"BIG_METHODS=$BIG_METHODS BIG_DEPTH=$BIG_DEPTH SMALL_CLASSES=$SMALL_CLASSES O=$O bash tests/bench/java.sh\`."
 	echo
-	echo "| | split | deep | small | big |"
-	echo "|---|---|---|---|---|"
+	echo "| | split | deep | deepfp | small | big |"
+	echo "|---|---|---|---|---|---|"
 	row "nmethods a JVM (code used)" r_nm
 	row "BPF time per sample, ns: bpfprof (Java frames)" r_ns_java
 	row "BPF time per sample, ns: bpfprof --no-java" r_ns_native
@@ -339,7 +346,7 @@ r_nm() { [ "$1" = small ] || [ "$1" = big ] && echo "$(col nmethods 0 "$1") ($(c
 	row "methods named, compiled frames named" r_named
 	row "attached after exec, ms (the Java walk loaded in, ms)" r_attach
 	echo
-	for n in split deep small big; do
+	for n in split deep deepfp small big; do
 		awk -v n=$n -v r="$(r_ratio $n)" 'BEGIN { if (r == "-") print n ": no figures.";
 			else printf "%s: BPF time ratio %s: %s the target of <= 2.\n", n, r, r <= 2 ? "meets" : "misses" }'
 	done
