@@ -266,9 +266,9 @@ if [ -n "${FROM_DATA:-}" ]; then
 	DROPPED=
 fi
 [ -n "$NAMES" ] && note "$ROUNDS rounds of $RUN_S s runs at $F Hz over $NAMES (some" \
-	"$((ROUNDS * 4 * (RUN_S + 5) / 60 + 2)) minutes)"
+	"$((ROUNDS * 5 * (RUN_S + 5) / 60 + 2)) minutes)"
 for ((r = 0; r < ROUNDS; r++)); do
-	for n in split deep; do
+	for n in split deep deepfp; do
 		[[ " $NAMES " == *" $n "* ]] || continue
 		note "round $((r + 1)) of $ROUNDS: $n"
 		round $n || note "no figures this round"
