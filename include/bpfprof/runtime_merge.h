@@ -23,7 +23,7 @@ struct merge_names {
 	uint32_t (*locate)(void *ctx, struct profile *p, const struct interp_frame *frames, uint32_t g,
 			   uint32_t n);
 	/*
-	 * A frame that stands for several (Java's compiled frames: the methods
+	 * A frame that stands for several (compiled code with the methods
 	 * inlined at its pc): the locations of frames[g], innermost first, into
 	 * out (room for max); how many. NULL: locate's one.
 	 */
