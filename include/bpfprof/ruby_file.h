@@ -24,10 +24,10 @@
 
 /*
  * Whether the ELF file on fd (at path, for debug lines) holds a Ruby VM: it
- * exports ruby_api_version and the thread-local ruby_current_ec. 1: it does,
- * *out filled, out->known 0 for a Ruby bpfprof cannot read (a version not
- * in the table, a value not found); 0: not Ruby; a negative errno: the file
- * could not be read.
+ * exports ruby_api_version. 1: it does, *out filled, out->known 0 for a
+ * Ruby bpfprof cannot read (a version not in the table, a value not found:
+ * the caller warns); 0: not Ruby; a negative errno: the file could not be
+ * read.
  */
 int ruby_file_identify(int fd, const char *path, struct ruby_file *out);
 

@@ -164,7 +164,7 @@ static uint64_t ec_tls_pair(const struct rb_elf *f, int fd)
 	GElf_Rela r;
 	int i;
 
-	for (i = 0; d && gelf_getrela(d, i, &r); i++) {
+	for (i = 0; d && f->has_ec && gelf_getrela(d, i, &r); i++) {
 		if (GELF_R_TYPE(r.r_info) != R_DTPMOD64)
 			continue;
 		if (f->ec_sym && GELF_R_SYM(r.r_info) == f->ec_sym)
@@ -363,10 +363,11 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	if (elf_version(EV_CURRENT) == EV_NONE || !(f.elf = elf_open_fd(fd)))
 		return 0;
 	ret = read_elf(&f);
-	if (ret <= 0 || !f.has_ec || !f.api_version) {
+	if (ret <= 0 || !f.api_version) {
 		ret = ret < 0 ? ret : 0;
 		goto out;
 	}
+	/* A Ruby VM from here: whatever is not found leaves it one not read (known 0). */
 	ret = 1;
 	if (runtime_elf_read(&f.segs, fd, f.api_version, version, sizeof(version)) != 1 ||
 	    version[0] < 2 ||
@@ -381,7 +382,9 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	first = lowest_instruction(&f);
 	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
 		debug("ruby: '%s' (Ruby %d.%d): %s", path, version[0], version[1],
-		      !l ? "a version not in the table" : !tls ? "no relocation of ruby_current_ec"
+		      !l ? "a version not in the table" : !code ? "no code segment"
+		      : !f.has_ec ? "no symbol ruby_current_ec"
+		      : !tls ? "no relocation of ruby_current_ec"
 		      : !first ? "no table of the VM's instructions" : "vm_exec_core's bounds not found");
 		goto out;
 	}
