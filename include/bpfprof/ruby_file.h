@@ -12,6 +12,11 @@
  *                     longest run of relative relocations into one function,
  *                     just below the exported rb_vm_exec) and that
  *                     function's bounds in .eh_frame_hdr's table
+ * Where a stripped build hides ruby_current_ec, rb_vm_exec and
+ * ruby_current_vm_ptr (Debian trixie's libruby-3.3), from exported code:
+ * the GOT pair rb_errinfo's __tls_get_addr call loads, the function
+ * rb_iseq_eval_main's tail call enters, the variable rb_during_gc's lea
+ * names.
  * A reader: never prints but debug lines, returns 1, 0 or a negative errno.
  */
 #ifndef BPFPROF_RUBY_FILE_H

@@ -73,6 +73,8 @@ struct rb_elf {
 	uint64_t id2str;		/* rb_id2str's */
 	uint64_t during_gc;		/* rb_during_gc's */
 	uint64_t vm_ptr;		/* ruby_current_vm_ptr's */
+	uint64_t errinfo;		/* rb_errinfo's: reads ruby_current_ec */
+	uint64_t eval_main, eval_main_size;	/* rb_iseq_eval_main's: ends in rb_vm_exec */
 	Elf_Scn *rela, *eh_frame_hdr;
 	struct runtime_segments segs;
 	bool reading_dynsym;		/* the table read: its indexes are relocations' symbols */
@@ -108,6 +110,12 @@ static void note_symbol(void *file, const char *name, const GElf_Sym *sym, size_
 	} else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT &&
 		   !strcmp(name, "ruby_current_vm_ptr") && !f->vm_ptr) {
 		f->vm_ptr = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_errinfo") &&
+		   !f->errinfo) {
+		f->errinfo = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_iseq_eval_main") &&
+		   !f->eval_main) {
+		f->eval_main = sym->st_value, f->eval_main_size = sym->st_size;
 	}
 }
 
@@ -177,6 +185,54 @@ static uint64_t ec_tls_pair(const struct rb_elf *f, int fd)
 	return 0;
 }
 
+static int32_t s32_at(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Whether a DTPMOD64 relocation of no symbol (a hidden variable's) fills the pair at. */
+static bool hidden_tls_pair(const struct rb_elf *f, uint64_t at)
+{
+	Elf_Data *d = f->rela ? elf_section_data(f->rela, ELF_MAX_SYMTAB_BYTES) : NULL;
+	GElf_Rela r;
+	int i;
+
+	for (i = 0; d && gelf_getrela(d, i, &r); i++)
+		if (GELF_R_TYPE(r.r_info) == R_DTPMOD64 && !GELF_R_SYM(r.r_info) && r.r_offset == at)
+			return true;
+	return false;
+}
+
+/*
+ * ruby_current_ec's GOT pair where the variable is hidden (no symbol, as
+ * in Debian trixie's stripped libruby-3.3), from rb_errinfo's code: the
+ * general-dynamic TLS access "lea PAIR(%rip),%rdi; call __tls_get_addr"
+ * (66 48 8d 3d rel32, 66 66 48 e8 rel32), the pair one a DTPMOD64
+ * relocation of no symbol fills. 0 if the code is not of that shape.
+ */
+static uint64_t ec_tls_pair_from_code(const struct rb_elf *f, int fd)
+{
+	uint8_t code[32];
+	uint64_t pair;
+	size_t i;
+
+	if (!f->errinfo || runtime_elf_read(&f->segs, fd, f->errinfo, code, sizeof(code)) != 1)
+		return 0;
+	for (i = 0; i + 11 <= sizeof(code); i++) {
+		if (code[i] != 0x48 || code[i + 1] != 0x8d || code[i + 2] != 0x3d)
+			continue;
+		if (code[i + 7] != 0x66 || code[i + 8] != 0x66 || code[i + 9] != 0x48 ||
+		    code[i + 10] != 0xe8)
+			return 0;
+		pair = f->errinfo + i + 7 + s32_at(code + i + 3);
+		return hidden_tls_pair(f, pair) ? pair : 0;
+	}
+	return 0;
+}
+
 /*
  * The lowest address of vm_exec_core's instruction table: the longest run
  * of relative relocations in consecutive slots whose targets lie in the
@@ -214,14 +270,6 @@ static uint64_t lowest_instruction(const struct rb_elf *f)
 		prev = r.r_offset;
 	}
 	return best >= 64 ? best_lo : 0;
-}
-
-static int32_t s32_at(const uint8_t *p)
-{
-	int32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
 }
 
 /*
@@ -269,6 +317,35 @@ static bool function_bounds(const struct rb_elf *f, int fd, uint64_t vaddr, uint
 }
 
 /*
+ * rb_vm_exec where it is hidden (Debian trixie's libruby-3.3): the VM's
+ * entry rb_iseq_eval_main ends in, a tail call "jmp rel32" (e9) out of
+ * it to the start of a function in .eh_frame_hdr's table; the last such
+ * jump. Its bounds are that function's. false if none.
+ */
+static bool vm_exec_from_code(struct rb_elf *f, int fd)
+{
+	uint8_t code[512];
+	uint64_t lo, hi, found = 0, found_hi = 0;
+	size_t i, n = f->eval_main_size;
+
+	if (!f->eval_main || n < 5 || n > sizeof(code) ||
+	    runtime_elf_read(&f->segs, fd, f->eval_main, code, n) != 1)
+		return false;
+	for (i = 0; i + 5 <= n; i++) {
+		uint64_t t = f->eval_main + i + 5 + s32_at(code + i + 1);
+
+		if (code[i] != 0xe9 || (t >= f->eval_main && t < f->eval_main + n))
+			continue;
+		if (function_bounds(f, fd, t, &lo, &hi) && lo == t)
+			found = t, found_hi = hi;
+	}
+	if (!found)
+		return false;
+	f->vm_exec = found, f->vm_exec_size = found_hi - found;
+	return true;
+}
+
+/*
  * Where the symbol table is (ruby_global_symbols, not exported): rb_id2str
  * turns an ID into its serial (cmp $tLAST_OP_ID, then shr 4) and jumps to
  * the lookup, whose first RIP-relative cmp with %edi reads the table's
@@ -277,16 +354,17 @@ static bool function_bounds(const struct rb_elf *f, int fd, uint64_t vaddr, uint
  */
 static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint32_t *last_op_id)
 {
-	uint8_t code[24], look[160];
+	uint8_t code[32], look[160];
 	uint64_t at;
 	int32_t rel;
 	size_t i;
 
 	if (!f->id2str || runtime_elf_read(&f->segs, fd, f->id2str, code, sizeof(code)) != 1)
 		return false;
-	for (i = 0; i + 7 <= 16 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
+	/* (within 24 bytes: 3.3 starts with endbr64 and puts the shr first) */
+	for (i = 0; i + 7 <= 24 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
 		;
-	if (i + 7 > 16)
+	if (i + 7 > 24)
 		return false;
 	memcpy(last_op_id, code + i + 3, 4);
 	for (i = 0; i + 5 <= sizeof(code) && code[i] != 0xe9; i++)
@@ -323,21 +401,28 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
  * ruby_current_vm_ptr (through the GOT), its objspace, a flags byte, a
  * shift and a mask of 1. false if the code is not of that shape.
  */
-static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc)
+static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc, uint64_t *vm_ptr)
 {
 	static const uint8_t load_vm[] = { 0x48, 0x8b, 0x00 }, and1[] = { 0x83, 0xe0, 0x01 };
 	static const uint8_t test_vm[] = { 0x48, 0x85, 0xc0, 0x74 };
-	uint8_t buf[33], *c = buf;
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint8_t buf[37], *c = buf;
+	uint64_t at = f->during_gc;
 
-	if (!f->during_gc || !f->vm_ptr ||
-	    runtime_elf_read(&f->segs, fd, f->during_gc, buf, sizeof(buf)) != 1)
+	if (!f->during_gc || runtime_elf_read(&f->segs, fd, f->during_gc, buf, sizeof(buf)) != 1)
 		return false;
+	if (!memcmp(c, endbr64, sizeof(endbr64)))
+		c += 4, at += 4;
 	/*
 	 * mov GOT(%rip),%rax (or lea VAR(%rip),%rax where the variable is
 	 * hidden); mov (%rax),%rax; [test %rax,%rax; je]; mov off32(%rax),%rax;
 	 * movzbl off8(%rax),%eax; shr $b,%al; and $1,%eax
 	 */
 	if (c[0] != 0x48 || (c[1] != 0x8b && c[1] != 0x8d) || c[2] != 0x05 || memcmp(c + 7, load_vm, 3))
+		return false;
+	/* Not exported: the variable the lea names (a GOT slot's would need its relocation). */
+	*vm_ptr = f->vm_ptr ? f->vm_ptr : c[1] == 0x8d ? at + 7 + s32_at(c + 3) : 0;
+	if (!*vm_ptr)
 		return false;
 	if (!memcmp(c + 10, test_vm, sizeof(test_vm)))
 		c += 5;
@@ -355,7 +440,7 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	struct rb_elf f = { .path = path };
 	const struct ruby_layout *l;
 	const struct runtime_segment *code;
-	uint64_t tls, first, lo, hi, syms;
+	uint64_t tls, first, lo, hi, syms, vm_ptr;
 	int32_t version[3];
 	int ret;
 
@@ -378,13 +463,16 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	out->version = version[0] << 8 | version[1];
 	l = ruby_layout_of(version[0], version[1]);
 	code = runtime_code_segment(&f.segs);
-	tls = ec_tls_pair(&f, fd);
+	tls = f.has_ec ? ec_tls_pair(&f, fd) : ec_tls_pair_from_code(&f, fd);
+	if (!f.vm_exec && vm_exec_from_code(&f, fd))
+		debug("ruby: '%s': rb_vm_exec (hidden) at 0x%llx, rb_iseq_eval_main's tail call", path,
+		      (unsigned long long)f.vm_exec);
 	first = lowest_instruction(&f);
 	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
 		debug("ruby: '%s' (Ruby %d.%d): %s", path, version[0], version[1],
 		      !l ? "a version not in the table" : !code ? "no code segment"
-		      : !f.has_ec ? "no symbol ruby_current_ec"
-		      : !tls ? "no relocation of ruby_current_ec"
+		      : !tls ? "ruby_current_ec's GOT pair not found (symbol or rb_errinfo's code)"
+		      : !f.vm_exec ? "rb_vm_exec not found (symbol or rb_iseq_eval_main's code)"
 		      : !first ? "no table of the VM's instructions" : "vm_exec_core's bounds not found");
 		goto out;
 	}
@@ -401,8 +489,8 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 		goto out;
 	}
 	out->symbols_rel = syms - (code->vaddr - code->offset);
-	if (gc_flag(&f, fd, &out->gc))
-		out->gc.vm_ptr = f.vm_ptr - (code->vaddr - code->offset);
+	if (gc_flag(&f, fd, &out->gc, &vm_ptr))
+		out->gc.vm_ptr = vm_ptr - (code->vaddr - code->offset);
 	else
 		debug("ruby: '%s': rb_during_gc of another shape: GC not told apart", path);
 	out->known = 1;

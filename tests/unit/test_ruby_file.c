@@ -66,10 +66,37 @@ void test_ruby_file(void)
 	ret = identify(LIBRUBY33, &f);
 	if (ret < 0)
 		unit_skip("no trixie root (tests/tools/newer_root.sh makes it)", "ruby: %s", LIBRUBY33);
-	else
+	else {
 		CHECK(ret == 1 && f.version == 0x303,
 		      "ruby: trixie's stripped libruby-3.3 is Ruby 3.3 (ret %d, version %#x)", ret,
 		      f.version);
+		/*
+		 * What its code gives (docs/research/containers.md): rb_errinfo's
+		 * lea of the GOT pair, rb_iseq_eval_main's tail call to rb_vm_exec,
+		 * the instruction table below it, rb_during_gc's lea of the VM.
+		 */
+		CHECK(f.known && f.ec_tls_rel == 0x45aad0,
+		      "ruby: trixie's 3.3 read, ruby_current_ec's pair 0x45aad0 (known %u, %#llx)",
+		      f.known, (unsigned long long)f.ec_tls_rel);
+		CHECK(f.vm_entry_lo_rel == 0x27dfa0 && f.vm_entry_hi_rel == 0x27e1f5,
+		      "ruby: trixie's 3.3: rb_vm_exec 0x27dfa0..0x27e1f5 (%#llx..%#llx)",
+		      (unsigned long long)f.vm_entry_lo_rel, (unsigned long long)f.vm_entry_hi_rel);
+		/*
+		 * The table's 204 slots into one function: 0x27901d..0x27bcd5 in
+		 * the FDE 0x278fd0..0x27df8f (40 slots just before it point at
+		 * small functions at 0x2606xx: another table).
+		 */
+		CHECK(f.vm_exec_lo_rel == 0x278fd0 && f.vm_exec_hi_rel == 0x27df8f,
+		      "ruby: trixie's 3.3: vm_exec_core 0x278fd0..0x27df8f (%#llx..%#llx)",
+		      (unsigned long long)f.vm_exec_lo_rel, (unsigned long long)f.vm_exec_hi_rel);
+		CHECK(f.gc.vm_ptr == 0x46bbe8 && f.gc.objspace_off == 0x518 &&
+			      f.gc.flags_off == 0x10 && f.gc.bit == 5,
+		      "ruby: trixie's 3.3: GC flag, vm at 0x46bbe8, objspace +0x518, flags +0x10, bit 5 "
+		      "(%#llx, %#x, %#x, %u)", (unsigned long long)f.gc.vm_ptr, f.gc.objspace_off,
+		      f.gc.flags_off, f.gc.bit);
+		CHECK(f.last_op_id == 0xa9, "ruby: trixie's 3.3: tLAST_OP_ID 169 (%u, table %#llx)",
+		      f.last_op_id, (unsigned long long)f.symbols_rel);
+	}
 	CHECK(identify("/usr/lib/x86_64-linux-gnu/libc.so.6", &f) == 0, "ruby: libc is no Ruby");
 	CHECK(identify("/etc/passwd", &f) == 0, "ruby: a text file is no Ruby");
 	CHECK(ruby_layout_of(3, 1) && !ruby_layout_of(9, 9), "ruby: the layout table has 3.1, not 9.9");
