@@ -69,6 +69,23 @@ for other in ${RUBY_EXTRA:-}; do
 		'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5 && grep -q "Process.clock_gettime" "$T/other.folded"'
 done
 
+# 1d. Debian trixie's ruby3.3 in a Debian root of its own (tests/tools/newer_root.sh, run
+# chrooted under the host's pids): its libruby is stripped and hides ruby_current_ec,
+# rb_vm_exec and ruby_current_vm_ptr, read from the code of functions it exports. The same
+# split, whole from _start through <main>.
+if root=$(tests/tools/newer_root.sh 2> "$T/root.err"); then
+	if [ -x "$root/usr/bin/ruby3.3" ]; then
+		mkdir -p "$T/rw" && cp $RW/rb_split.rb $RW/rb_window.rb "$T/rw/"
+		RW=$T/rw split_run trixie tests/tools/in_root.sh -b "$T" "$root" /usr/bin/ruby3.3
+		check "trixie's ruby3.3 (stripped libruby): alpha/beta = $(ratio "$a" "$b") in $a + $b samples, the workload measured $want (within 5 %); $(share "$whole" "$total")% of $total samples whole from _start through <main> (>= 95 %)" \
+			'[ "$RC" = 0 ] && [ $((a + b)) -gt 10000 ] && near_pct "$a" "$b" "$want" 5 && within "$(share "$whole" "$total")" 95 100 && grep -q "^bpfprof: ruby: 1 VM files (0 not read)" "$T/trixie.err"'
+	else
+		not_ok "trixie's ruby3.3: not in the root ($root)"
+	fi
+else
+	ok "trixie's ruby3.3 # SKIP no Debian root for it: $(tail -1 "$T/root.err")"
+fi
+
 # 1c. YJIT (ruby --yjit): its code has no CFI; the walk goes on at the rb_vm_exec that ran it
 # (from the tag that rb_vm_exec pushed), so samples in it keep their Ruby frames and their
 # native callers, and the split holds.
