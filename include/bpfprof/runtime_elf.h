@@ -62,4 +62,14 @@ const struct runtime_segment *runtime_code_segment(const struct runtime_segments
 int runtime_elf_read(const struct runtime_segments *segs, int fd, uint64_t vaddr, void *buf,
 		     size_t len);
 
+/*
+ * The bounds [*lo, *hi) of the function holding vaddr, from the
+ * .eh_frame_hdr section eh_frame_hdr (NULL: none): its sorted table (pairs
+ * of datarel sdata4 offsets) and the FDE it points at (pcrel sdata4 start,
+ * sdata4 length, as GCC and ld write them); false if vaddr is in none or
+ * the table or the FDE is of another form.
+ */
+bool runtime_elf_function_bounds(Elf_Scn *eh_frame_hdr, const struct runtime_segments *segs, int fd,
+				 uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
 #endif

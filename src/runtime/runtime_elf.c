@@ -99,3 +99,55 @@ int runtime_elf_read(const struct runtime_segments *segs, int fd, uint64_t vaddr
 		return -errno;
 	return got == (ssize_t)len;
 }
+
+static int32_t elf_s32_at(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * The bounds of the function holding vaddr, from .eh_frame_hdr's sorted
+ * table (pairs of datarel sdata4 offsets) and the FDE it points at (pcrel
+ * sdata4 start, sdata4 length, as GCC and ld write them): false if the
+ * table or the FDE is of another form.
+ */
+bool runtime_elf_function_bounds(Elf_Scn *eh_frame_hdr, const struct runtime_segments *segs, int fd,
+				 uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Data *d = eh_frame_hdr ? elf_section_data(eh_frame_hdr, 64u << 20) : NULL;
+	GElf_Shdr sh;
+	const uint8_t *h;
+	uint8_t fde[16];
+	int64_t best = -1;
+	uint32_t n, i;
+	uint64_t fde_at = 0;
+
+	if (!d || !d->d_buf || d->d_size < 12 || !gelf_getshdr(eh_frame_hdr, &sh))
+		return false;
+	h = d->d_buf;
+	/* version 1; eh_frame_ptr pcrel sdata4; fde_count udata4; table datarel sdata4 */
+	if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return false;
+	memcpy(&n, h + 8, 4);
+	if (n > (d->d_size - 12) / 8)
+		return false;
+	for (i = 0; i < n; i++) {
+		int64_t start = (int64_t)sh.sh_addr + elf_s32_at(h + 12 + 8 * i);
+
+		if ((uint64_t)start <= vaddr && start > best) {
+			best = start;
+			fde_at = sh.sh_addr + elf_s32_at(h + 16 + 8 * i);
+		}
+	}
+	if (best < 0 || runtime_elf_read(segs, fd, fde_at, fde, sizeof(fde)) != 1)
+		return false;
+	/* length, CIE pointer, then the FDE's start (pcrel) and length */
+	if ((int64_t)(fde_at + 8 + elf_s32_at(fde + 8)) != best)
+		return false;
+	*lo = best;
+	*hi = best + (uint32_t)elf_s32_at(fde + 12);
+	return vaddr < *hi;
+}
