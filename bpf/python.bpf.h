@@ -82,6 +82,12 @@ static __always_inline void python_mapping_seen(__u32 tgid, __u32 gen, const str
 	p.runtime = e->start - e->offset + f->runtime_rel;
 	p.code_type = e->start - e->offset + f->code_type_rel;
 	p.off = f->off;
+	/* Not the program's: userspace's merge finds the eval calls by them. */
+	for (int i = 0; i < PY_EVAL_RANGES; i++)
+		if (f->eval_rel.lo[i]) {
+			p.eval.lo[i] = e->start - e->offset + f->eval_rel.lo[i];
+			p.eval.hi[i] = e->start - e->offset + f->eval_rel.hi[i];
+		}
 	bpf_map_update_elem(&python_procs, &tgid, &p, BPF_ANY);
 }
 

@@ -72,6 +72,19 @@ struct py_offsets {
 };
 
 /*
+ * Where the eval loop's code lies: _PyEval_EvalFrameDefault's own bytes,
+ * then the blocks of code with no symbol of their own its direct jumps
+ * lead to (GCC's hot/cold split puts most of the loop in one such block,
+ * _PyEval_EvalFrameDefault.cold, whose name a stripped file drops). A
+ * native frame in any of them is an eval call. [lo, hi); unused: 0, 0.
+ */
+#define PY_EVAL_RANGES 3
+
+struct py_eval_code {
+	__u64 lo[PY_EVAL_RANGES], hi[PY_EVAL_RANGES];
+};
+
+/*
  * A file holding a CPython interpreter (the python binary, or libpython),
  * by its identity as the kernel knows it. A process mapping its code at
  * start - offset has _PyRuntime at start - offset + runtime_rel.
@@ -79,6 +92,7 @@ struct py_offsets {
 struct python_file {
 	__u64 runtime_rel;		/* _PyRuntime's address less the code's (vaddr - offset) */
 	__u64 code_type_rel;		/* PyCode_Type's, the same way */
+	struct py_eval_code eval_rel;	/* the eval loop's code, the same way (lo 0: none) */
 	struct py_offsets off;		/* off.frames PY_FRAMES_NONE: a version not read */
 };
 
@@ -89,6 +103,7 @@ struct python_process {
 	__u32 gen;			/* the process's generation it holds for */
 	__u32 reserved;
 	struct py_offsets off;
+	struct py_eval_code eval;	/* the eval loop's code in the process (lo 0: none) */
 };
 
 /*

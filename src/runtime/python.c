@@ -134,6 +134,11 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->code_type = start - offset + f->code_type_rel;
 	p->gen = gen;
 	p->off = f->off;
+	for (int i = 0; i < PY_EVAL_RANGES; i++)
+		if (f->eval_rel.lo[i]) {
+			p->eval.lo[i] = start - offset + f->eval_rel.lo[i];
+			p->eval.hi[i] = start - offset + f->eval_rel.hi[i];
+		}
 }
 
 static bool file_opened(struct python *py, const struct unwind_file_key *key, int fd,
@@ -289,23 +294,36 @@ static uint32_t eval_name_of(struct python *py, struct profile *p)
 	return py->eval_name;
 }
 
-/* Whether location loc is a call of the interpreter's eval loop (function name). */
-static bool is_eval(const struct profile *p, uint32_t name, uint32_t loc)
+/*
+ * Whether location loc is a call of the interpreter's eval loop: by its
+ * function's name, or by its address in the loop's code (eval; NULL: none),
+ * which finds the part a stripped file names not (its .cold block).
+ */
+static bool is_eval(const struct profile *p, uint32_t name, const struct py_eval_code *eval,
+		    uint32_t loc)
 {
 	const struct prof_location *l = &p->locations[loc];
+	unsigned i;
 
-	return l->nlines && l->kind == FRAME_USER &&
-	       p->functions[p->lines[l->first_line + l->nlines - 1].function].name == name;
+	if (l->kind != FRAME_USER)
+		return false;
+	if (l->nlines && p->functions[p->lines[l->first_line + l->nlines - 1].function].name == name)
+		return true;
+	for (i = 0; eval && i < PY_EVAL_RANGES && eval->lo[i]; i++)
+		if (l->address >= eval->lo[i] && l->address < eval->hi[i])
+			return true;
+	return false;
 }
 
-uint32_t python_merge_frames(struct profile *p, uint32_t eval_name, const struct raw_interp *rp,
+uint32_t python_merge_frames(struct profile *p, uint32_t eval_name, const struct py_eval_code *eval,
+			     const struct raw_interp *rp,
 			     const struct merge_names *nm, const uint32_t *frames, uint32_t n,
 			     uint32_t *out, uint32_t max, uint32_t *unmatched)
 {
 	uint32_t m = 0, g = 0, i;
 
 	for (i = 0; i < n && m < max; i++) {
-		if (g >= rp->n || !is_eval(p, eval_name, frames[i])) {
+		if (g >= rp->n || !is_eval(p, eval_name, eval, frames[i])) {
 			out[m++] = frames[i];
 			continue;
 		}
@@ -334,6 +352,7 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 {
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m, unmatched, name = 0;
 	struct merge_names nm = { .locate = locate };
+	struct py_proc *pp;
 
 	if (!py || !rp->n || rp->runtime != RUNTIME_PYTHON)
 		return n;
@@ -344,7 +363,9 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 		max = sizeof(out) / sizeof(out[0]);
 	if (n)
 		name = eval_name_of(py, p);
-	m = python_merge_frames(p, name, rp, &nm, frames, n, out, max, &unmatched);
+	pp = nm.ctx;
+	m = python_merge_frames(p, name, pp && pp->known ? &pp->bpf.eval : NULL, rp, &nm, frames, n,
+				out, max, &unmatched);
 	py->stats.unmatched += unmatched;
 	py->stats.merged++;
 	pthread_mutex_unlock(&py->b.lock);

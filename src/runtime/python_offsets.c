@@ -83,6 +83,8 @@ const struct py_offsets *python_offsets_known(unsigned version)
 struct interp_file {
 	uint64_t runtime, code_type, py_version;	/* symbols' vaddrs; 0: none */
 	uint64_t text_bias;		/* the executable segment's vaddr - offset */
+	uint64_t eval, eval_size;	/* _PyEval_EvalFrameDefault's vaddr and size; 0: none */
+	bool symtab;			/* its .symtab read too */
 	bool new_ref;			/* exports Py_NewRef: 3.10 or later */
 	bool trace_refs;		/* exports _Py_ForgetReference: objects grow a list head */
 	bool native;			/* 64-bit little-endian, as the table's numbers */
@@ -104,6 +106,8 @@ static void note_symbol(void *file, const char *name, const GElf_Sym *s, size_t 
 		f->code_type = s->st_value;
 	else if (type == STT_OBJECT && !strcmp(name, "Py_Version"))
 		f->py_version = s->st_value;
+	else if (type == STT_FUNC && !strcmp(name, "_PyEval_EvalFrameDefault") && s->st_size)
+		f->eval = s->st_value, f->eval_size = s->st_size;
 	else if (type == STT_FUNC && !strcmp(name, "Py_NewRef"))
 		f->new_ref = true;
 	else if (type == STT_FUNC && !strcmp(name, "_Py_ForgetReference"))
@@ -356,9 +360,137 @@ static int read_file(Elf *elf, const char *path, struct interp_file *f)
 	 * costs a read of its full table.
 	 */
 	if (!f->runtime &&
-	    (version_in_name(f->soname) || version_in_name(base_name(path))))
+	    (version_in_name(f->soname) || version_in_name(base_name(path)))) {
+		f->symtab = true;
 		return read_sections(elf, SHT_SYMTAB, f);
+	}
 	return 0;
+}
+
+/* Eval's code: blocks its jumps lead to, with how many jumps and whether a symbol starts in one. */
+#define EVAL_CANDIDATES 64
+#define EVAL_MAX_BYTES (1u << 20)
+
+struct eval_block {
+	uint64_t lo, hi;
+	unsigned jumps;
+	bool named;
+};
+
+struct eval_blocks {
+	struct eval_block b[EVAL_CANDIDATES];
+	unsigned n;
+};
+
+/* A function symbol starting in a block names it, unless it is eval's own part (".cold"). */
+static void note_named(void *ctx, const char *name, const GElf_Sym *s, size_t index)
+{
+	struct eval_blocks *bl = ctx;
+	unsigned i;
+
+	(void)index;
+	if (GELF_ST_TYPE(s->st_info) != STT_FUNC || !strncmp(name, "_PyEval_EvalFrameDefault.", 25))
+		return;
+	for (i = 0; i < bl->n; i++)
+		if (s->st_value >= bl->b[i].lo && s->st_value < bl->b[i].hi)
+			bl->b[i].named = true;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *want)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, want))
+			return scn;
+	return NULL;
+}
+
+/* Where jump target t lies: a block already met, or the function .eh_frame_hdr says holds it. */
+static void note_target(struct eval_blocks *bl, Elf_Scn *hdr, const struct runtime_segments *segs,
+			int fd, uint64_t t)
+{
+	uint64_t lo, hi;
+	unsigned i;
+
+	for (i = 0; i < bl->n; i++)
+		if (t >= bl->b[i].lo && t < bl->b[i].hi) {
+			bl->b[i].jumps++;
+			return;
+		}
+	if (bl->n < EVAL_CANDIDATES && runtime_elf_function_bounds(hdr, segs, fd, t, &lo, &hi))
+		bl->b[bl->n++] = (struct eval_block){ .lo = lo, .hi = hi, .jumps = 1 };
+}
+
+/*
+ * The eval loop's code (struct py_eval_code, as vaddrs): the symbol's
+ * bytes, then the blocks of no symbol of their own that two or more of its
+ * direct jumps (jmp rel32, jcc rel32; x86-64) lead to, the most jumped to
+ * first. The bytes are not decoded, only scanned: an opcode byte met inside
+ * another instruction gives a target at random, which seldom lands twice
+ * in one block without a symbol. Nothing if the file has no such symbol.
+ */
+static void eval_code(Elf *elf, const struct runtime_segments *segs, int fd,
+		      const struct interp_file *f, struct py_eval_code *out)
+{
+	const struct runtime_segment *code = runtime_segment_of(segs, f->eval);
+	struct eval_blocks bl = { .n = 0 };
+	Elf_Scn *hdr, *scn = NULL;
+	uint64_t size = f->eval_size, i, t, end = f->eval + f->eval_size;
+	unsigned k, r = 1;
+	uint8_t *b;
+	GElf_Shdr sh;
+
+	memset(out, 0, sizeof(*out));
+	if (!f->eval || !code || !code->exec)
+		return;
+	out->lo[0] = f->eval;
+	out->hi[0] = end;
+	if (!f->native || size > EVAL_MAX_BYTES || size < 6 || !(hdr = section_named(elf, ".eh_frame_hdr")))
+		return;
+	b = malloc(size);
+	if (!b)
+		return;
+	if (runtime_elf_read(segs, fd, f->eval, b, size) != 1) {
+		free(b);
+		return;
+	}
+	for (i = 0; i + 5 <= size; i++) {
+		if (b[i] == 0xe9)
+			t = f->eval + i + 5 + (int64_t)(int32_t)(b[i + 1] | b[i + 2] << 8 | b[i + 3] << 16 |
+								  (uint32_t)b[i + 4] << 24);
+		else if (b[i] == 0x0f && i + 6 <= size && (b[i + 1] & 0xf0) == 0x80)
+			t = f->eval + i + 6 + (int64_t)(int32_t)(b[i + 2] | b[i + 3] << 8 | b[i + 4] << 16 |
+								  (uint32_t)b[i + 5] << 24);
+		else
+			continue;
+		if ((t < f->eval || t >= end) && t >= code->vaddr && t < code->vaddr + code->filesz)
+			note_target(&bl, hdr, segs, fd, t);
+	}
+	free(b);
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_DYNSYM || (sh.sh_type == SHT_SYMTAB && f->symtab)))
+			runtime_elf_symbols(elf, scn, &sh, note_named, &bl);
+	/* The most jumped to first. */
+	while (r < PY_EVAL_RANGES) {
+		struct eval_block *best = NULL;
+
+		for (k = 0; k < bl.n; k++)
+			if (!bl.b[k].named && bl.b[k].jumps >= 2 && (!best || bl.b[k].jumps > best->jumps))
+				best = &bl.b[k];
+		if (!best)
+			break;
+		out->lo[r] = best->lo;
+		out->hi[r++] = best->hi;
+		best->named = true;	/* taken */
+	}
 }
 
 int python_file_identify(int fd, const char *path, struct python_file *out)
@@ -366,7 +498,8 @@ int python_file_identify(int fd, const char *path, struct python_file *out)
 	struct interp_file f = { 0 };
 	struct runtime_segments segs;
 	const struct runtime_segment *code;
-	unsigned version;
+	struct py_eval_code eval;
+	unsigned version, i;
 	Elf *elf;
 	int err;
 
@@ -386,6 +519,11 @@ int python_file_identify(int fd, const char *path, struct python_file *out)
 	out->off.version = version;
 	out->runtime_rel = f.runtime - f.text_bias;
 	out->code_type_rel = f.code_type ? f.code_type - f.text_bias : 0;
+	eval_code(elf, &segs, fd, &f, &eval);
+	for (i = 0; i < PY_EVAL_RANGES && eval.lo[i]; i++) {
+		out->eval_rel.lo[i] = eval.lo[i] - f.text_bias;
+		out->eval_rel.hi[i] = eval.hi[i] - f.text_bias;
+	}
 	err = 1;
 out:
 	elf_end(elf);

@@ -209,15 +209,22 @@ static uint32_t report_frames(struct profile *p, uint32_t *f, bool cut)
 	"_PyLong_Format_[i];long_to_decimal_string_internal.lto_priv.0"
 
 /* Merges st into frames[0..n) with codes[]' names; the folded line; *unmatched as it says. */
-static char *merged(struct profile *p, const struct interp_stack *st, const uint32_t *frames,
-		    uint32_t n, uint32_t *unmatched)
+static char *merged_in(struct profile *p, const struct py_eval_code *eval,
+		       const struct interp_stack *st, const uint32_t *frames, uint32_t n,
+		       uint32_t *unmatched)
 {
 	uint32_t out[2 * BPFPROF_MAX_DEPTH + INTERP_MAX_FRAMES], m;
 	struct raw_interp rp = raw_of(st);
 
-	m = python_merge_frames(p, profile_string(p, "_PyEval_EvalFrameDefault"), &rp, &names,
-				frames, n, out, sizeof(out) / sizeof(out[0]), unmatched);
+	m = python_merge_frames(p, profile_string(p, "_PyEval_EvalFrameDefault"), eval, &rp,
+				&names, frames, n, out, sizeof(out) / sizeof(out[0]), unmatched);
 	return rs_folded(p, "python3", out, m);
+}
+
+static char *merged(struct profile *p, const struct interp_stack *st, const uint32_t *frames,
+		    uint32_t n, uint32_t *unmatched)
+{
+	return merged_in(p, NULL, st, frames, n, unmatched);
 }
 
 static void typical(void)
@@ -327,6 +334,37 @@ static void cut(void)
 	profile_release(&p);
 }
 
+/*
+ * An eval loop split hot/cold in a stripped file (sid's 3.13): the sample's
+ * eval frame unnamed, in the cold block. By the loop's code it is still
+ * the eval call; by its name alone, the frames go to the root.
+ */
+static void split(void)
+{
+	uint32_t frames[BPFPROF_MAX_DEPTH], n, unmatched;
+	struct py_eval_code eval = { { 0x55c7f4f1a000, 0x55c7f4e9a000 },
+				     { 0x55c7f4f1a950, 0x55c7f4eaba00 } };
+	struct profile p;
+	struct maps m;
+	char *got;
+
+	profile_init(&p);
+	m = mappings(&p);
+	n = checksum_frames(&p, frames);
+	frames[4] = rs_native(&p, m.python, 0x55c7f4e9b13e, NULL);	/* was eval's, named */
+	got = merged_in(&p, &eval, &checksum_stack, frames, n, &unmatched);
+	expect_text(got, ROOT ";<module> (demo.py:1);main (demo.py:32);handle_request (demo.py:26);"
+		    "checksum (demo.py:18);" CHECKSUM_LEAF,
+		    "python: an unnamed frame in eval's cold block is its eval call");
+	CHECK(unmatched == 0, "python: split loop, every frame placed (%u without)", unmatched);
+	free(got);
+	got = merged(&p, &checksum_stack, frames, n, &unmatched);
+	CHECK(unmatched == 4, "python: split loop by name only: 4 frames at the root (%u)",
+	      unmatched);
+	free(got);
+	profile_release(&p);
+}
+
 /* python_new without the program's maps: its warnings that it cannot read them kept quiet. */
 static struct python *quiet_python(void)
 {
@@ -401,5 +439,6 @@ void test_merge_python(void)
 {
 	typical();
 	cut();
+	split();
 	freed();
 }

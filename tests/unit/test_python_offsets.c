@@ -346,6 +346,58 @@ static void check_build(unsigned i)
 }
 
 /* Debian's python3.11: static, stripped; its DWARF, if python3.11-dbg is installed. */
+/* A symbol's value and size in table (--dyn-syms or --syms) of path, as readelf says; false: none. */
+static bool readelf_sized(const char *path, const char *table, const char *sym,
+			  unsigned long long v[2])
+{
+	char cmd[512], *out;
+	bool ok;
+
+	/* The value in hex; the size in decimal (in hex, as 0x..., from 100000 on). */
+	snprintf(cmd, sizeof(cmd), "readelf -W %s '%s' | awk '$8 == \"%s\" { print $2, $3; exit }'",
+		 table, path, sym);
+	out = unit_pipe(cmd, "", 0);
+	ok = out && sscanf(out, "%llx %lli", v, v + 1) == 2;
+	free(out);
+	return ok;
+}
+
+/*
+ * The eval loop's code python_file_identify finds in the file at path: its
+ * first range _PyEval_EvalFrameDefault's own bytes (readelf); its second
+ * the ".cold" part where debug (a file with the build's .symtab; NULL:
+ * none) names one, else cold_lo..cold_hi (vaddrs; 0: not known).
+ */
+static void check_eval(const char *path, const char *debug, uint64_t cold_lo, uint64_t cold_hi)
+{
+	unsigned long long sym[2], cold[2];
+	long long rel = rel_by_readelf(path, "--dyn-syms", "_PyEval_EvalFrameDefault");
+	uint64_t bias = readelf_symbol(path, "--dyn-syms", "_PyEval_EvalFrameDefault") - rel;
+	struct python_file f;
+	unsigned i;
+
+	if (!CHECK(identify(path, &f) == 1 && rel > 0 &&
+		   readelf_sized(path, "--dyn-syms", "_PyEval_EvalFrameDefault", sym),
+		   "%s: an interpreter exporting _PyEval_EvalFrameDefault", path))
+		return;
+	CHECK(f.eval_rel.lo[0] == (uint64_t)rel && f.eval_rel.hi[0] == rel + sym[1],
+	      "%s: eval's first range its symbol, %#llx..%#llx (readelf: %#llx, %llu bytes)", path,
+	      (unsigned long long)f.eval_rel.lo[0], (unsigned long long)f.eval_rel.hi[0], rel, sym[1]);
+	for (i = 0; i < PY_EVAL_RANGES; i++)
+		printf("# %s: eval range %u: %#llx..%#llx (vaddr)\n", path, i,
+		       (unsigned long long)(f.eval_rel.lo[i] ? f.eval_rel.lo[i] + bias : 0),
+		       (unsigned long long)(f.eval_rel.hi[i] ? f.eval_rel.hi[i] + bias : 0));
+	if (debug && readelf_sized(debug, "--syms", "_PyEval_EvalFrameDefault.cold", cold))
+		cold_lo = cold[0], cold_hi = cold[0] + cold[1];
+	if (cold_lo)
+		CHECK(f.eval_rel.lo[1] + bias == cold_lo && f.eval_rel.hi[1] + bias == cold_hi,
+		      "%s: eval's second range its cold part %#llx..%#llx (%s)", path,
+		      (unsigned long long)cold_lo, (unsigned long long)cold_hi,
+		      debug ? "the debug file's .symtab" : "known");
+	CHECK(!f.eval_rel.lo[PY_EVAL_RANGES - 1] || f.eval_rel.lo[1],
+	      "%s: eval's ranges in order, none after an empty one", path);
+}
+
 static void check_debian(void)
 {
 	const char *path = "/usr/bin/python3.11";
@@ -376,6 +428,7 @@ static void check_debian(void)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
+	check_eval(path, n > 0 && !access(debug, R_OK) ? debug : NULL, 0, 0);
 	if (n > 0 && !access(debug, R_OK))
 		check_dwarf("Debian's python3.11", debug, o);
 	else
@@ -609,6 +662,11 @@ void test_python_offsets(void)
 	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++)
 		check_build(i);
 	check_debian();
+	/* Sid's 3.13.18 (GCC 16), stripped: its loop in a 77 KB unnamed block (issue 35). */
+	if (!access("/tmp/r35/python3.13-sid", R_OK))
+		check_eval("/tmp/r35/python3.13-sid", NULL, 0x43d73e, 0x450458);
+	else
+		printf("# /tmp/r35/python3.13-sid: not on this machine, not checked\n");
 	check_published();
 	check_names();
 
