@@ -43,6 +43,7 @@ struct python_stats {
 	uint64_t codes, code_errors;	/* code objects named; not readable (freed, bad, gone) */
 	uint64_t merged;		/* samples whose Python frames were merged with native ones */
 	uint64_t unmatched;		/* frames of eval calls not on the native stack: put at its root */
+	uint64_t unmatched_samples;	/* samples with such frames */
 };
 
 /*

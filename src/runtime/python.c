@@ -43,6 +43,14 @@ struct python {
 	struct runtime_base b;	/* first; its files struct python_file, its processes struct py_proc */
 	uint16_t *warned;	/* versions named on stderr as not read */
 	uint32_t nr_warned, warned_alloc;
+	/* Each interpreter file as found, with its path: the warning of eval calls not found. */
+	struct py_file_seen {
+		struct python_file f;
+		char *path;
+		bool warned;
+	} *seen;
+	uint32_t nr_seen, seen_alloc;
+	bool warned_unknown;	/* that warning for a process of no file found */
 	struct python_stats stats;
 	/* The profile's string id of "_PyEval_EvalFrameDefault", once interned; 0: not yet. */
 	const struct profile *names_of;
@@ -105,6 +113,9 @@ void python_free(struct python *py)
 		return;
 	runtime_base_release(&py->b);
 	free(py->warned);
+	for (uint32_t i = 0; i < py->nr_seen; i++)
+		free(py->seen[i].path);
+	free(py->seen);
 	free(py);
 }
 
@@ -157,6 +168,8 @@ static bool file_opened(struct python *py, const struct unwind_file_key *key, in
 	 * (started with the first, at once) is Python too, from those mappings.
 	 */
 	runtime_base_file_found(&py->b, key, &f, path);
+	ALLOC_GROW(py->seen, py->nr_seen + 1, py->seen_alloc);
+	py->seen[py->nr_seen++] = (struct py_file_seen){ .f = f, .path = xstrdup(path) };
 	py->stats.files++;
 	debug("Python %u.%u in '%s'%s", f.off.version >> 8, f.off.version & 0xff, path,
 	      f.off.frames == PY_FRAMES_NONE ? ": not read" : "");
@@ -347,6 +360,43 @@ static uint32_t locate(void *ctx, struct profile *p, const struct interp_frame *
 	return frame_location(p, ctx, &frames[g]);
 }
 
+/*
+ * The file process pp's interpreter is from: the one whose _PyRuntime,
+ * PyCode_Type and eval loop lie at the same distances from each other as
+ * in the process (a copy of one build is as good as another); NULL if none.
+ */
+static struct py_file_seen *file_of(struct python *py, const struct py_proc *pp)
+{
+	uint32_t i;
+
+	for (i = 0; pp && i < py->nr_seen; i++) {
+		const struct python_file *f = &py->seen[i].f;
+		uint64_t bias = pp->bpf.runtime - f->runtime_rel;
+
+		if (pp->bpf.code_type - f->code_type_rel == bias &&
+		    pp->bpf.eval.lo[0] - f->eval_rel.lo[0] == bias)
+			return &py->seen[i];
+	}
+	return NULL;
+}
+
+/*
+ * A sample whose eval calls were not all on its native stack: its Python
+ * frames at the root. Said once a file: its eval loop lies where bpfprof
+ * did not find it (or the native walk stops short of it).
+ */
+static void warn_unmatched(struct python *py, struct py_proc *pp, uint32_t tgid)
+{
+	struct py_file_seen *s = file_of(py, pp);
+	bool *warned = s ? &s->warned : &py->warned_unknown;
+
+	if (*warned)
+		return;
+	*warned = true;
+	warning("Python in '%s' (pid %u): eval calls not found on the native stack; their Python "
+		"frames are put at the stack's root", s ? s->path : "a file not known", tgid);
+}
+
 uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 		     const struct raw_interp *rp, uint32_t *frames, uint32_t n, uint32_t max)
 {
@@ -368,6 +418,10 @@ uint32_t python_merge(struct python *py, struct profile *p, uint32_t tgid,
 				out, max, &unmatched);
 	py->stats.unmatched += unmatched;
 	py->stats.merged++;
+	if (unmatched) {
+		py->stats.unmatched_samples++;
+		warn_unmatched(py, pp, tgid);
+	}
 	pthread_mutex_unlock(&py->b.lock);
 	memcpy(frames, out, m * sizeof(*out));
 	return m;
@@ -472,13 +526,15 @@ static void summarize_python(const struct sampler_stats *st, const struct run_fi
 	fprintf(stderr, "bpfprof: python: %llu samples of Python processes, %llu with their Python "
 		"frames (cut: %llu at %u frames, %llu at an unreadable frame); without: %llu in no "
 		"Python code, %llu in a thread Python does not know, %llu of a version not read; "
-		"%llu code objects named, %llu not readable\n",
+		"%llu code objects named, %llu not readable; %llu with their Python frames at the root (their "
+		"eval calls not on the native stack)\n",
 		(unsigned long long)t[STAT_PY(SAMPLES)],
 		(unsigned long long)(end[INTERP_WALK_WHOLE] + end[INTERP_WALK_DEPTH] + end[INTERP_WALK_FAULT]),
 		(unsigned long long)end[INTERP_WALK_DEPTH], INTERP_MAX_FRAMES,
 		(unsigned long long)end[INTERP_WALK_FAULT], (unsigned long long)t[STAT_PY(NO_FRAME)],
 		(unsigned long long)t[STAT_PY(NO_THREAD)], (unsigned long long)t[STAT_PY(UNSUPPORTED)],
-		(unsigned long long)py->codes, (unsigned long long)py->code_errors);
+		(unsigned long long)py->codes, (unsigned long long)py->code_errors,
+		(unsigned long long)py->unmatched_samples);
 	debug("python: %u interpreter files; %llu samples merged, %llu frames whose eval call the "
 	      "native stack did not show; %llu Python stacks not sent at once (ring full), %llu "
 	      "without room in the map", py->files, (unsigned long long)py->merged,

@@ -432,6 +432,48 @@ static void freed(void)
 		      !memcmp(before, frames, n * sizeof(*frames)),
 	      "python: a Ruby stack leaves the native frames as they are");
 	profile_release(&p);
+
+	/*
+	 * Eval calls not on the native stack (it stops in the outer join),
+	 * twice: said once on stderr, each sample counted.
+	 */
+	{
+		FILE *err = tmpfile();
+		int saved = dup(2);
+		struct python_stats ps, ps0;
+		char text[1024] = "";
+		size_t len = 0;
+		const char *hit;
+
+		profile_init(&p);
+		python_renumber(py);	/* a new profile where the last was: its names anew */
+		python_stats(py, &ps0);
+		fflush(stderr);
+		if (err)
+			dup2(fileno(err), 2);
+		for (int k = 0; k < 2; k++) {
+			n = report_frames(&p, frames, true);
+			rp = raw_of(&report_stack);
+			python_merge(py, &p, 4242, &rp, frames, n, BPFPROF_MAX_DEPTH);
+		}
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		if (err) {
+			rewind(err);
+			len = fread(text, 1, sizeof(text) - 1, err);
+			text[len] = 0;
+			fclose(err);
+		}
+		python_stats(py, &ps);
+		hit = strstr(text, "eval calls not found on the native stack");
+		CHECK(hit && !strstr(hit + 1, "eval calls not found") && ps.unmatched_samples - ps0.unmatched_samples == 2 &&
+			      ps.unmatched - ps0.unmatched == 8,
+		      "python: frames at the root said once on stderr, 2 samples and 8 frames counted "
+		      "(%llu, %llu): %s", (unsigned long long)(ps.unmatched_samples - ps0.unmatched_samples),
+		      (unsigned long long)(ps.unmatched - ps0.unmatched), text);
+		profile_release(&p);
+	}
 	python_free(py);
 }
 
