@@ -80,8 +80,8 @@ $(O)/src/%.o: src/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) include/bpfprof/sample.h include/bpfprof/bpf_settings.h \
-		    include/bpfprof/unwind_row.h vmlinux/$(ARCH)/vmlinux.h
+# Every shared header: the program includes the runtimes' frame layouts too.
+$(O)/profile.bpf.o: bpf/profile.bpf.c $(wildcard bpf/*.h) $(wildcard include/bpfprof/*.h) vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
