@@ -39,7 +39,7 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 	jit->hi = 0;
 	jit->vm_sp = 0;
 	jit->below = 0;
-	jit->vm_leaf = 0;
+	jit->vm_leaf = VM_LEAF_NONE;
 	if (runtime_on(RUNTIME_LUAJIT))
 		lua_before_walk(key, regs, jit, st);
 }

@@ -410,9 +410,21 @@ static long walk_step(__u32 i, void *unused)
 		w->pc_exact = false;
 		return 0;
 	}
-	if (w->jit.vm_leaf && w->jit.vm_sp > sp) {
+	if (w->jit.vm_leaf == VM_LEAF_EDGE) {
+		/* The leaf, recorded, is the VM's entry or exit (runtimes.bpf.h): its caller next. */
+		w->jit.vm_leaf = VM_LEAF_NONE;
+		w->jit.vm_sp = 0;
+		cfa = w->jit.edge_ra_at + 8;
+		if (!walk_read(out, w->jit.edge_ra_at, &ra) ||
+		    (w->jit.edge_rbp_at && !walk_read(out, w->jit.edge_rbp_at, &bp)))
+			return walk_end(w, WALK_FAULT);
+		w->pc_exact = false;
+		w->how |= WALK_BY_CFI;
+		goto record;
+	}
+	if (w->jit.vm_leaf == VM_LEAF_OFF_FRAME && w->jit.vm_sp > sp) {
 		/* The leaf, recorded, is the VM's off its C frame (runtimes.bpf.h): on from there. */
-		w->jit.vm_leaf = 0;
+		w->jit.vm_leaf = VM_LEAF_NONE;
 		w->pc = w->jit.vm_pc;
 		w->sp = w->jit.vm_sp;
 		w->jit.vm_sp = 0;
