@@ -55,15 +55,17 @@ local ts = ffi.new("jitp_ts")
 function cpu_clock() ffi.C.clock_gettime(3, ts); return tonumber(ts.sec) + tonumber(ts.nsec) * 1e-9 end
 local function exists(f) local h = io.open(f) if h then h:close() end return h ~= nil end
 function in_window(round, reset)
-	local deadline = cpu_clock() + tonumber(arg[1])
+	local deadline = cpu_clock() + 60
 	local random = math.random
 	math.randomseed(os.time())
 	io.open(arg[2], "w"):close()
 	while not exists(arg[3]) and cpu_clock() < deadline do round(0.5 + random()) end
 	reset()
-	local jp = arg[5] ~= "-" and require("jit.p")
-	if jp then jp.start("Gfi1", arg[5]) end
-	while not exists(arg[4]) and cpu_clock() < deadline do round(0.5 + random()) end
+	-- The window is arg[1] seconds of this thread's CPU, however busy the machine.
+	deadline = cpu_clock() + tonumber(arg[1])
+	local jp = arg[4] ~= "-" and require("jit.p")
+	if jp then jp.start("Gfi1", arg[4]) end
+	while cpu_clock() < deadline do round(0.5 + random()) end
 	if jp then jp.stop() end
 end
 EOF
@@ -141,24 +143,24 @@ agrees() {
 }
 
 # run NAME LUAJIT JITFLAG SCRIPT [JP_OUT|-]: bpfprof -p on the script once it runs; the
-# workload's clocks and jit.p (into $T/NAME.jp unless -) over the window bpfprof samples.
+# workload's clocks and jit.p (into $T/NAME.jp unless -) over the window bpfprof samples:
+# RUN_S seconds of the workload's CPU (on a busy machine, longer in wall time), bpfprof
+# ending with the workload.
 run() {
-	local name=$1 lj=$2 flag=$3 script=$4 jp=${5:-$T/$1.jp} pid bp
-	"$lj" "$flag" "$T/$script" $((RUN_S + 60)) "$T/$name.ready" "$T/$name.start" \
-		"$T/$name.stop" "$jp" > "$T/$name.out" &
+	local name=$1 lj=$2 flag=$3 script=$4 jp=${5:-$T/$1.jp} pid bp i
+	"$lj" "$flag" "$T/$script" $RUN_S "$T/$name.ready" "$T/$name.start" "$jp" > "$T/$name.out" &
 	pid=$!
 	BG_PIDS+=($pid)
 	while [ ! -e "$T/$name.ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.05; done
-	$BPFPROF -v -F $F -d $RUN_S -p $pid -o "$T/$name.folded" 2> "$T/$name.err" &
+	$BPFPROF -v -F $F -p $pid -o "$T/$name.folded" 2> "$T/$name.err" &
 	bp=$!
-	while ! grep -q 'timing: attached' "$T/$name.err" && kill -0 $bp 2> /dev/null; do
-		sleep 0.02
-	done
+	wait_attached "$T/$name.err" $bp
 	touch "$T/$name.start"
+	wait $pid
+	for i in $(seq 100); do kill -0 $bp 2> /dev/null || break; sleep 0.1; done
+	kill -TERM $bp 2> /dev/null
 	wait $bp
 	RC=$?
-	touch "$T/$name.stop"
-	wait $pid
 }
 
 # 1. alpha, beta, gamma: the same split from both, and near the workload's own.
