@@ -15,27 +15,39 @@
 # keeps two test runs from building it at once: the second waits, then
 # finds it built.
 #
+# With "sid", a second root, sid-root beside it, of what only sid has:
+# python3.14, and sid's python3.13 (GCC 16 splits its eval loop in a hot
+# and a cold part, which trixie's GCC 14 build does not; see
+# docs/research/containers.md). Its own stamp, lock and log (sid-root.*).
+#
 # Prints the root's path on stdout and one line on stderr: what it built, or
 # that the root was there. Exits non-zero with a one-line reason when it
 # cannot build it (not root, no debootstrap, no network). Its build's log is
-# $BPFPROF_TEST_CACHE/newer-root.log.
+# $BPFPROF_TEST_CACHE/newer-root.log (sid-root.log).
 #
-# usage: tests/tools/newer_root.sh   (root; BPFPROF_TEST_CACHE, BPFPROF_TEST_MIRROR)
+# usage: tests/tools/newer_root.sh [trixie|sid]   (root; BPFPROF_TEST_CACHE, BPFPROF_TEST_MIRROR)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-
-SUITE=trixie
-PKGS="openjdk-21-jdk-headless openjdk-25-jdk-headless python3.13 ruby3.3 php8.4-cli"
-CACHE=${BPFPROF_TEST_CACHE:-/var/cache/bpfprof-test}
-ROOT=$CACHE/newer-root
-STAMP=$CACHE/newer-root.done
-LOG=$CACHE/newer-root.log
-WANT="suite=$SUITE packages=$PKGS"
 
 fail() {
 	echo "newer_root: $*" >&2
 	exit 1
 }
+
+CACHE=${BPFPROF_TEST_CACHE:-/var/cache/bpfprof-test}
+case ${1:-trixie} in
+trixie)
+	SUITE=trixie NAME=newer-root
+	PKGS="openjdk-21-jdk-headless openjdk-25-jdk-headless python3.13 ruby3.3 php8.4-cli" ;;
+sid)
+	SUITE=sid NAME=sid-root
+	PKGS="python3.14 python3.13" ;;
+*) fail "no root named '$1' (trixie or sid)" ;;
+esac
+ROOT=$CACHE/$NAME
+STAMP=$CACHE/$NAME.done
+LOG=$CACHE/$NAME.log
+WANT="suite=$SUITE packages=$PKGS"
 
 # The stamp's first line is what was asked for, its second how the build went.
 # A stamp without its root (deleted by hand) is no root.
@@ -51,8 +63,8 @@ fi
 [ "$(id -u)" = 0 ] || fail "building $ROOT needs root"
 command -v debootstrap > /dev/null || fail "no debootstrap (apt-get install debootstrap, or make deps)"
 mkdir -p "$CACHE" || fail "cannot create $CACHE"
-exec 9> "$CACHE/newer-root.lock"
-flock 9 || fail "cannot lock $CACHE/newer-root.lock"
+exec 9> "$CACHE/$NAME.lock"
+flock 9 || fail "cannot lock $CACHE/$NAME.lock"
 # Another run may have built it while this one waited.
 if have_root; then
 	echo "$ROOT"
