@@ -179,7 +179,15 @@ static long py_walk_step(__u32 i, void *unused)
 	code = buf_u64(w, w->off.frame_code);
 	entry = w->off.frame_entry == PY_NO_MEMBER ? 1 : w->buf[w->off.frame_entry & 0x7f];
 	n = w->stack.n;
-	if (w->off.frames == PY_FRAMES_312 && entry == PY_FRAME_OWNED_BY_CSTACK) {
+	if (w->off.frames == PY_FRAMES_314) {
+		/* f_executable is a _PyStackRef: its tag bits off, the code object's address. */
+		code &= ~PY_STACKREF_TAGS;
+		/* Never given (CSTACK, 3.14's 4): holds no code object either. */
+		if (entry == PY_FRAME_OWNED_BY_CSTACK_314)
+			return 0;
+	}
+	if ((w->off.frames == PY_FRAMES_312 && entry == PY_FRAME_OWNED_BY_CSTACK) ||
+	    (w->off.frames == PY_FRAMES_314 && entry == PY_FRAME_OWNED_BY_INTERPRETER_314)) {
 		/* The frame an eval call starts with: the frame recorded before it was that call's first. */
 		if (n)
 			w->stack.frames[(n - 1) & (INTERP_MAX_FRAMES - 1)].instr |= INTERP_FRAME_ENTRY;
@@ -193,7 +201,7 @@ static long py_walk_step(__u32 i, void *unused)
 					       : (__u32)(buf_u64(w, w->off.frame_instr) - code);
 	instr &= ~INTERP_FRAME_ENTRY;
 	/* 3.10: every frame is an eval call of its own; 3.11: is_entry says. */
-	if (w->off.frames != PY_FRAMES_312 && entry)
+	if (w->off.frames != PY_FRAMES_312 && w->off.frames != PY_FRAMES_314 && entry)
 		instr |= INTERP_FRAME_ENTRY;
 	f = &w->stack.frames[n & (INTERP_MAX_FRAMES - 1)];
 	f->code = code;

@@ -30,10 +30,27 @@ enum py_frame_layout {
 	PY_FRAMES_310,		/* PyFrameObjects linked by f_back; f_lasti counts code units */
 	PY_FRAMES_311,		/* _PyInterpreterFrames by previous; is_entry marks an eval call's first */
 	PY_FRAMES_312,		/* as 3.11, but an eval call starts with a frame owned by the C stack */
+	PY_FRAMES_314,		/* as 3.12, but f_executable is a tagged _PyStackRef (PY_STACKREF_TAGS) */
 };
 
 /* _PyInterpreterFrame.owner of the frame an eval call pushes first (3.12, 3.13). */
 #define PY_FRAME_OWNED_BY_CSTACK 3
+
+/*
+ * 3.14 (Include/internal/pycore_interpframe_structs.h): the enum grew
+ * FRAME_OWNED_BY_INTERPRETER at 3, which an eval call's first frame now
+ * has (Python/ceval.c: entry.frame.owner), and moved FRAME_OWNED_BY_CSTACK
+ * to 4, which no frame is given. Neither holds a code object: both are
+ * skipped, 3 marking the eval call.
+ */
+#define PY_FRAME_OWNED_BY_INTERPRETER_314 3
+#define PY_FRAME_OWNED_BY_CSTACK_314 4
+/*
+ * A _PyStackRef's tag bits (3.14's pycore_stackref.h, the build with the
+ * GIL: Py_TAG_REFCNT 1, and 3 for a tagged int, never a code object):
+ * cleared, f_executable is the code object's address (8-aligned).
+ */
+#define PY_STACKREF_TAGS 3ull
 
 /*
  * Byte offsets of the members the walk and the naming read, for one
@@ -94,6 +111,8 @@ struct python_file {
 	__u64 code_type_rel;		/* PyCode_Type's, the same way */
 	struct py_eval_code eval_rel;	/* the eval loop's code, the same way (lo 0: none) */
 	struct py_offsets off;		/* off.frames PY_FRAMES_NONE: a version not read */
+	__u32 unread;			/* why not (python_offsets.h: enum py_unread); userspace's */
+	__u32 reserved;
 };
 
 /* A Python process: where its interpreter's state is (the BPF program's, by tgid). */

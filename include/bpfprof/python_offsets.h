@@ -10,6 +10,8 @@
 #ifndef BPFPROF_PYTHON_OFFSETS_H
 #define BPFPROF_PYTHON_OFFSETS_H
 
+#include <stdbool.h>
+
 #include "bpfprof/python_frames.h"
 
 /*
@@ -26,16 +28,34 @@
 /* The layout of CPython major.minor (version major << 8 | minor), or NULL if not known. */
 const struct py_offsets *python_offsets_known(unsigned version);
 
+/* Whether bpfprof knows where version's _Py_DebugOffsets keep what it reads (3.13, 3.14). */
+bool python_offsets_published(unsigned version);
+
+/* Why a file's frames are not read: python_file.unread. */
+enum py_unread {
+	PY_UNREAD_NONE,
+	PY_UNREAD_VERSION,		/* neither the table nor _Py_DebugOffsets describe it */
+	PY_UNREAD_BUILD,		/* 32-bit, big-endian, Py_TRACE_REFS, no PyCode_Type */
+	PY_UNREAD_FREE_THREADED,	/* its _Py_DebugOffsets say free-threaded */
+	PY_UNREAD_DEBUG_OFFSETS,	/* no cookie, another version, offsets outside their structs */
+	PY_UNREAD_REACH,		/* offsets past what a frame or code read reaches */
+};
+
 /*
  * Whether the ELF file on fd (at path, for its name) holds an interpreter
  * (defines the object _PyRuntime, in .dynsym; in .symtab too for a file
  * whose name or soname says "pythonX.Y"): 1 with *out filled, 0 if not,
  * or a negative errno. The version is the file's Py_Version (3.11 on),
  * else 3.10 if it exports Py_NewRef, else the "pythonX.Y" of its soname or
- * name. out->off.frames is PY_FRAMES_NONE, out->off.version still said,
- * for a version or a build bpfprof does not read: not in the table, a
+ * name. The layout: the table's for 3.10 to 3.12, the file's own
+ * _Py_DebugOffsets (read from the file's _PyRuntime, no process needed)
+ * from 3.13 on. out->off.frames is PY_FRAMES_NONE, out->off.version still
+ * said and out->unread why, for a version or a build bpfprof does not
+ * read: neither in the table nor a _Py_DebugOffsets layout it knows, a
  * 32-bit or big-endian file, a Py_TRACE_REFS build (3.10-3.12), a
- * free-threaded 3.13, offsets a frame or code read cannot reach.
+ * free-threaded build, _Py_DebugOffsets without the cookie, of another
+ * version or with offsets outside their structs, offsets a frame or code
+ * read cannot reach.
  */
 int python_file_identify(int fd, const char *path, struct python_file *out);
 

@@ -41,7 +41,7 @@ struct py_proc {
  */
 struct python {
 	struct runtime_base b;	/* first; its files struct python_file, its processes struct py_proc */
-	uint16_t *warned;	/* versions named on stderr as not read */
+	uint32_t *warned;	/* versions named on stderr as not read, with why (<< 16) */
 	uint32_t nr_warned, warned_alloc;
 	/* Each interpreter file as found, with its path: the warning of eval calls not found. */
 	struct py_file_seen {
@@ -121,18 +121,52 @@ void python_free(struct python *py)
 
 /* Files ------------------------------------------------------------------ */
 
-/* An interpreter whose frames bpfprof cannot read: said once per version. */
-static void warn_version(struct python *py, uint16_t version, const char *path)
+/* Why a file's frames are not read (enum py_unread), in words. */
+static const char *unread_why(uint32_t why)
 {
-	uint32_t i;
+	switch (why) {
+	case PY_UNREAD_BUILD:
+		return "a build bpfprof does not read: 32-bit, big-endian, Py_TRACE_REFS or no PyCode_Type";
+	case PY_UNREAD_FREE_THREADED:
+		return "a free-threaded build";
+	case PY_UNREAD_DEBUG_OFFSETS:
+		return "its _Py_DebugOffsets at _PyRuntime are not sane: no cookie, another version, "
+		       "or offsets outside their structs";
+	case PY_UNREAD_REACH:
+		return "its offsets lie past what a frame or code read reaches";
+	default:
+		return "bpfprof reads CPython 3.10 to 3.14";
+	}
+}
+
+/* An interpreter whose frames bpfprof cannot read: said once per version and cause. */
+static void warn_version(struct python *py, uint16_t version, uint32_t why, const char *path)
+{
+	uint32_t i, key = why << 16 | version;
 
 	for (i = 0; i < py->nr_warned; i++)
-		if (py->warned[i] == version)
+		if (py->warned[i] == key)
 			return;
 	ALLOC_GROW(py->warned, py->nr_warned + 1, py->warned_alloc);
-	py->warned[py->nr_warned++] = version;
-	warning("Python %u.%u ('%s'): its frames are not read (bpfprof reads CPython 3.10 to 3.13); "
-		"its samples keep their native frames", version >> 8, version & 0xff, path);
+	py->warned[py->nr_warned++] = key;
+	warning("Python %u.%u ('%s'): its frames are not read (%s); its samples keep their native "
+		"frames", version >> 8, version & 0xff, path, unread_why(why));
+}
+
+/*
+ * A version whose layout both the table and the file's _Py_DebugOffsets
+ * give (3.13): the file's is taken; a difference is said at -v, since it
+ * means a build the table was not made from (another compiler, options).
+ */
+static void compare_table(const struct python_file *f, const char *path)
+{
+	const struct py_offsets *t = python_offsets_known(f->off.version);
+
+	if (t && f->off.frames != PY_FRAMES_NONE && python_offsets_published(f->off.version) &&
+	    memcmp(t, &f->off, sizeof(*t)))
+		debug("Python %u.%u in '%s': its _Py_DebugOffsets differ from bpfprof's table for "
+		      "%u.%u; the file's are used", f->off.version >> 8, f->off.version & 0xff, path,
+		      f->off.version >> 8, f->off.version & 0xff);
 }
 
 /* What the program is told of a process mapping interpreter file f at start (runtime_proc_fn). */
@@ -162,7 +196,8 @@ static bool file_opened(struct python *py, const struct unwind_file_key *key, in
 	if (python_file_identify(fd, path, &f) != 1)
 		return false;
 	if (f.off.frames == PY_FRAMES_NONE)
-		warn_version(py, f.off.version, path);
+		warn_version(py, f.off.version, f.unread, path);
+	compare_table(&f, path);
 	/*
 	 * Every process whose mappings the program read before it knew
 	 * (started with the first, at once) is Python too, from those mappings.
@@ -454,13 +489,15 @@ static const struct runtime_info python_info = {
 	.kind = RUNTIME_PYTHON,
 	.option = "python",
 	.what = "Python",
-	.versions = "CPython 3.10 to 3.13",
+	.versions = "CPython 3.10 to 3.14",
 	.builds = "libpython shared, or linked into the executable (Debian's `python3.11`); a "
 		  "static build that exports no symbols when its name gives its version",
-	.not_read = "3.9 and older, 3.14 and later; free-threaded builds (`python3.13t`); "
-		    "`Py_TRACE_REFS` debug builds before 3.13",
+	.not_read = "3.9 and older, 3.15 and later; free-threaded builds (`python3.13t`, "
+		    "`python3.14t`); `Py_TRACE_REFS` debug builds before 3.13",
 	.layout = "a table by version (`Py_Version`; 3.10 by `Py_NewRef`), unit-tested against "
-		  "each version's DWARF; 3.13's own `_Py_DebugOffsets` over it",
+		  "each version's DWARF, for 3.10 to 3.12; from 3.13 the file's own "
+		  "`_Py_DebugOffsets` (read from `_PyRuntime`'s initial bytes in the file), 3.13's table "
+		  "line as a cross-check",
 	.tested = "`e2e/python`: Debian's 3.11, and 3.10.13, 3.11.7, 3.12.1 and 3.13.0 under "
 		  "`/root/.pyenv` when there",
 	.colour = { { 70, 70, 0 }, { 110, 70, 0 }, { 205, 50, 1 } },	/* blue */

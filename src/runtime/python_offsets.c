@@ -17,6 +17,10 @@
  * 3.11 walks _PyInterpreterFrames through tstate->cframe, 3.12 moves the
  * code pointer to a frame's start and drops a str's wstr (smaller str
  * headers), 3.13 drops cframe and grows the runtime and interpreter states.
+ * From 3.13 on the file's own _Py_DebugOffsets give the layout (below);
+ * 3.13's line stays as a cross-check of them (python.c says at -v when a
+ * file's differ, and takes the file's). 3.14 has no line: it is read only
+ * from its _Py_DebugOffsets.
  */
 static const struct py_offsets known[] = {
 	{
@@ -205,26 +209,72 @@ static int file_version(const struct runtime_segments *segs, int fd, const char 
 	return 0;
 }
 
-/* 3.13's _Py_DebugOffsets, as far as bpfprof reads them (Include/internal/pycore_runtime.h). */
-struct debug_offsets_313 {
-	char cookie[8];
-	uint64_t version, free_threaded;
-	struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
-	struct { uint64_t size, id, next, threads_head, rest[9]; } interpreter_state;
-	struct { uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-		 datastack_chunk, status; } thread_state;
-	struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
-	struct { uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
-		 localsplusnames, localspluskinds, co_code_adaptive; } code_object;
-	struct { uint64_t size, ob_type; } pyobject;
-	struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
-	struct { uint64_t size, ob_item, ob_size; } tuple_object, list_object;
-	struct { uint64_t size, ma_keys, ma_values; } dict_object;
-	struct { uint64_t size, ob_fval; } float_object;
-	struct { uint64_t size, lv_tag, ob_digit; } long_object;
-	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+/*
+ * _Py_DebugOffsets (3.13 on): a cookie, the version, whether free-threaded,
+ * then one group of u64 words per struct, each group starting with the
+ * struct's size and going on with its members' offsets. Each version adds
+ * words, so where a group starts is the version's (as u64 indexes):
+ * 3.13's Include/internal/pycore_runtime.h; 3.14's pycore_debug_offsets.h
+ * grows the interpreter state's group by 3 (threads_main,
+ * code_object_generation, tlbc_generation), the frame's by 2
+ * (stackpointer, tlbc_index), the code object's by 1 (co_tlbc) and adds
+ * set_object's 4 before dict_object. Within a group, the members bpfprof
+ * reads stay where they were (the DO_* indexes below).
+ */
+struct debug_layout {
+	unsigned version;
+	uint8_t runtime, interp, tstate, frame, code, object, bytes, unicode, words;
 };
+
+static const struct debug_layout debug_layouts[] = {
+	{ 0x030d, 3, 6, 19, 28, 34, 44, 64, 67, 71 },
+	{ 0x030e, 3, 6, 22, 31, 39, 50, 74, 77, 81 },
+};
+#define DEBUG_WORDS_MAX 81
+
+/* Members' indexes within their group (0 is every group's size). */
+enum {
+	DO_SIZE = 0,
+	DO_RUNTIME_INTERPRETERS_HEAD = 2,
+	DO_INTERP_THREADS_HEAD = 3,
+	DO_TSTATE_NEXT = 2, DO_TSTATE_CURRENT_FRAME = 4, DO_TSTATE_THREAD_ID = 5,
+	DO_FRAME_PREVIOUS = 1, DO_FRAME_EXECUTABLE = 2, DO_FRAME_INSTR_PTR = 3, DO_FRAME_OWNER = 5,
+	DO_CODE_FILENAME = 1, DO_CODE_NAME = 2, DO_CODE_QUALNAME = 3, DO_CODE_LINETABLE = 4,
+	DO_CODE_FIRSTLINENO = 5, DO_CODE_ADAPTIVE = 9,
+	DO_OBJECT_TYPE = 1,
+	DO_BYTES_OB_SIZE = 1, DO_BYTES_SVAL = 2,
+	DO_UNICODE_STATE = 1, DO_UNICODE_LENGTH = 2, DO_UNICODE_ASCII_SIZE = 3,
+};
+
+static const struct debug_layout *debug_layout_of(unsigned version)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(debug_layouts) / sizeof(debug_layouts[0]); i++)
+		if (debug_layouts[i].version == version)
+			return &debug_layouts[i];
+	return NULL;
+}
+
+bool python_offsets_published(unsigned version)
+{
+	return debug_layout_of(version) != NULL;
+}
+
+/*
+ * What _Py_DebugOffsets does not say, from each version's headers: how its
+ * frames chain (3.13 as 3.12; 3.14 tags f_executable), no _PyCFrame since
+ * 3.13, and that a compact non-ASCII str's characters start 16 bytes past
+ * the ASCII header's end (utf8_length and utf8, PyCompactUnicodeObject,
+ * 3.12 on). The rest is the file's.
+ */
+static void debug_facts(unsigned version, struct py_offsets *o)
+{
+	*o = (struct py_offsets){ .version = version,
+				  .frames = version >= 0x030e ? PY_FRAMES_314 : PY_FRAMES_312,
+				  .cframe_current_frame = PY_NO_MEMBER };
+}
+#define PY_COMPACT_EXTRA 16
 
 /*
  * An offset the interpreter publishes, as a u16 member: false unless a
@@ -239,60 +289,73 @@ static bool take(__u16 *member, uint64_t off, unsigned width, uint64_t size)
 	return true;
 }
 
-static bool take_walk(struct py_offsets *o, const struct debug_offsets_313 *d)
+/* Word m of the group starting at word g. */
+#define W(g, m) d[(g) + (m)]
+
+static bool take_walk(struct py_offsets *o, const struct debug_layout *l, const uint64_t *d)
 {
-	return take(&o->runtime_interpreters_head, d->runtime_state.interpreters_head, 8,
-		    d->runtime_state.size) &&
-	       take(&o->interp_threads_head, d->interpreter_state.threads_head, 8,
-		    d->interpreter_state.size) &&
-	       take(&o->tstate_next, d->thread_state.next, 8, d->thread_state.size) &&
-	       take(&o->tstate_thread_id, d->thread_state.thread_id, 8, d->thread_state.size) &&
-	       take(&o->tstate_frame, d->thread_state.current_frame, 8, d->thread_state.size) &&
-	       take(&o->frame_code, d->interpreter_frame.executable, 8, d->interpreter_frame.size) &&
-	       take(&o->frame_previous, d->interpreter_frame.previous, 8, d->interpreter_frame.size) &&
-	       take(&o->frame_instr, d->interpreter_frame.instr_ptr, 8, d->interpreter_frame.size) &&
-	       take(&o->frame_entry, d->interpreter_frame.owner, 1, d->interpreter_frame.size);
+	uint64_t rt = W(l->runtime, DO_SIZE), in = W(l->interp, DO_SIZE),
+		 ts = W(l->tstate, DO_SIZE), fr = W(l->frame, DO_SIZE);
+
+	return take(&o->runtime_interpreters_head, W(l->runtime, DO_RUNTIME_INTERPRETERS_HEAD), 8, rt) &&
+	       take(&o->interp_threads_head, W(l->interp, DO_INTERP_THREADS_HEAD), 8, in) &&
+	       take(&o->tstate_next, W(l->tstate, DO_TSTATE_NEXT), 8, ts) &&
+	       take(&o->tstate_thread_id, W(l->tstate, DO_TSTATE_THREAD_ID), 8, ts) &&
+	       take(&o->tstate_frame, W(l->tstate, DO_TSTATE_CURRENT_FRAME), 8, ts) &&
+	       take(&o->frame_code, W(l->frame, DO_FRAME_EXECUTABLE), 8, fr) &&
+	       take(&o->frame_previous, W(l->frame, DO_FRAME_PREVIOUS), 8, fr) &&
+	       take(&o->frame_instr, W(l->frame, DO_FRAME_INSTR_PTR), 8, fr) &&
+	       take(&o->frame_entry, W(l->frame, DO_FRAME_OWNER), 1, fr);
 }
 
-static bool take_naming(struct py_offsets *o, const struct debug_offsets_313 *d)
+static bool take_naming(struct py_offsets *o, const struct debug_layout *l, const uint64_t *d)
 {
-	uint64_t code = d->code_object.size, ascii = d->unicode_object.asciiobject_size;
+	uint64_t code = W(l->code, DO_SIZE), ascii = W(l->unicode, DO_UNICODE_ASCII_SIZE),
+		 obj = W(l->object, DO_SIZE), bytes = W(l->bytes, DO_SIZE);
 
-	return take(&o->code_filename, d->code_object.filename, 8, code) &&
-	       take(&o->code_name, d->code_object.name, 8, code) &&
-	       take(&o->code_qualname, d->code_object.qualname, 8, code) &&
-	       take(&o->code_firstlineno, d->code_object.firstlineno, 4, code) &&
-	       take(&o->code_linetable, d->code_object.linetable, 8, code) &&
-	       take(&o->code_code_adaptive, d->code_object.co_code_adaptive, 1, code) &&
-	       take(&o->object_type, d->pyobject.ob_type, 8, d->pyobject.size) &&
-	       take(&o->bytes_size, d->bytes_object.ob_size, 8, d->bytes_object.size) &&
-	       take(&o->bytes_data, d->bytes_object.ob_sval, 1, d->bytes_object.size) &&
-	       take(&o->unicode_state, d->unicode_object.state, 4, ascii) &&
-	       take(&o->unicode_length, d->unicode_object.length, 8, ascii) &&
-	       take(&o->unicode_ascii_data, ascii, 0, d->unicode_object.size);
+	return take(&o->code_filename, W(l->code, DO_CODE_FILENAME), 8, code) &&
+	       take(&o->code_name, W(l->code, DO_CODE_NAME), 8, code) &&
+	       take(&o->code_qualname, W(l->code, DO_CODE_QUALNAME), 8, code) &&
+	       take(&o->code_firstlineno, W(l->code, DO_CODE_FIRSTLINENO), 4, code) &&
+	       take(&o->code_linetable, W(l->code, DO_CODE_LINETABLE), 8, code) &&
+	       take(&o->code_code_adaptive, W(l->code, DO_CODE_ADAPTIVE), 1, code) &&
+	       take(&o->object_type, W(l->object, DO_OBJECT_TYPE), 8, obj) &&
+	       take(&o->bytes_size, W(l->bytes, DO_BYTES_OB_SIZE), 8, bytes) &&
+	       take(&o->bytes_data, W(l->bytes, DO_BYTES_SVAL), 1, bytes) &&
+	       take(&o->unicode_state, W(l->unicode, DO_UNICODE_STATE), 4, ascii) &&
+	       take(&o->unicode_length, W(l->unicode, DO_UNICODE_LENGTH), 8, ascii) &&
+	       take(&o->unicode_ascii_data, ascii, 0, W(l->unicode, DO_SIZE)) &&
+	       take(&o->unicode_compact_data, ascii + PY_COMPACT_EXTRA, 0, W(l->unicode, DO_SIZE));
 }
+#undef W
 
 /*
- * 3.13: the offsets the interpreter publishes, over the table's. They do
- * not say where a compact non-ASCII str's characters start: where this
- * build's ASCII header ends, plus what the table's compact header adds
- * to it (utf8_length, utf8). 1; 0 if the file's are not 3.13's of a
- * build with the GIL, or not sane (o then partly written); or -errno.
+ * 3.13 on: the offsets the interpreter publishes at the start of
+ * _PyRuntime, over the version's facts (debug_facts). 1; 0 with *why
+ * said if the file's are not those of this version's build with the GIL,
+ * or not sane; or -errno.
  */
 static int published_offsets(const struct runtime_segments *segs, int fd, uint64_t runtime,
-			     struct py_offsets *o)
+			     unsigned version, struct py_offsets *o, uint32_t *why)
 {
-	unsigned compact = o->unicode_compact_data - o->unicode_ascii_data;
-	struct debug_offsets_313 d;
-	int rc = runtime_elf_read(segs, fd, runtime, &d, sizeof(d));
+	const struct debug_layout *l = debug_layout_of(version);
+	uint64_t d[DEBUG_WORDS_MAX];
+	int rc;
 
-	if (rc <= 0)
+	if (!l)
+		return -EINVAL;
+	if ((rc = runtime_elf_read(segs, fd, runtime, d, l->words * 8)) <= 0)
 		return rc;
-	if (memcmp(d.cookie, "xdebugpy", 8) || (d.version >> 16) != 0x030d || d.free_threaded ||
-	    !take_walk(o, &d) || !take_naming(o, &d))
+	debug_facts(version, o);
+	*why = PY_UNREAD_DEBUG_OFFSETS;
+	/* The version there is PY_VERSION_HEX: 0x030e00f0 for 3.14.0 final. */
+	if (memcmp(d, "xdebugpy", 8) || (d[1] >> 16) != version)
 		return 0;
-	return take(&o->unicode_compact_data, o->unicode_ascii_data + compact, 0,
-		    d.unicode_object.size);
+	if (d[2]) {
+		*why = PY_UNREAD_FREE_THREADED;
+		return 0;
+	}
+	return take_walk(o, l, d) && take_naming(o, l, d);
 }
 
 /*
@@ -314,25 +377,35 @@ static bool readable(const struct py_offsets *o)
 }
 
 /*
- * The layout of the file's version into *o: the table's (3.13's as the
- * file publishes it), or none (frames PY_FRAMES_NONE) for a version or a
- * build bpfprof cannot read. 0 or -errno.
+ * The layout of the file's version into *o: the table's (3.10-3.12), or
+ * the one the file publishes (3.13 on; 3.13's table is compared with it
+ * by the caller), or none (frames PY_FRAMES_NONE, *why said) for a
+ * version or a build bpfprof cannot read. 0 or -errno.
  */
 static int file_offsets(const struct runtime_segments *segs, int fd, const struct interp_file *f,
-			unsigned version, struct py_offsets *o)
+			unsigned version, struct py_offsets *o, uint32_t *why)
 {
 	const struct py_offsets *known = python_offsets_known(version);
+	bool published = python_offsets_published(version);
 	int rc = 1;
 
-	/* A Py_TRACE_REFS build's objects start with two more pointers (3.13 says so itself). */
-	if (!known || !f->code_type || !f->native || (f->trace_refs && version < 0x030d))
+	*why = PY_UNREAD_VERSION;
+	if (!known && !published)
 		goto none;
-	*o = *known;
-	if (version == 0x030d)
-		rc = published_offsets(segs, fd, f->runtime, o);
+	*why = PY_UNREAD_BUILD;
+	/* A Py_TRACE_REFS build's objects start with two more pointers (3.13 says so itself). */
+	if (!f->code_type || !f->native || (f->trace_refs && !published))
+		goto none;
+	if (published)
+		rc = published_offsets(segs, fd, f->runtime, version, o, why);
+	else
+		*o = *known;
 	if (rc < 0)
 		return rc;
-	if (rc && readable(o))
+	if (!rc)
+		goto none;
+	*why = PY_UNREAD_REACH;
+	if (readable(o))
 		return 0;
 none:
 	*o = (struct py_offsets){ .version = version, .frames = PY_FRAMES_NONE };
@@ -514,8 +587,10 @@ int python_file_identify(int fd, const char *path, struct python_file *out)
 		goto out;
 	f.text_bias = code->vaddr - code->offset;
 	if ((err = file_version(&segs, fd, path, &f, &version)) ||
-	    (err = file_offsets(&segs, fd, &f, version, &out->off)))
+	    (err = file_offsets(&segs, fd, &f, version, &out->off, &out->unread)))
 		goto out;
+	if (out->off.frames != PY_FRAMES_NONE)
+		out->unread = 0;
 	out->off.version = version;
 	out->runtime_rel = f.runtime - f.text_bias;
 	out->code_type_rel = f.code_type ? f.code_type - f.text_bias : 0;
