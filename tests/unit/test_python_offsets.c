@@ -653,6 +653,122 @@ out:
 		close(fd);
 }
 
+/* Where the roots tests/tools/newer_root.sh builds keep their files. */
+static void in_cache(char *buf, size_t len, const char *rel)
+{
+	const char *cache = getenv("BPFPROF_TEST_CACHE");
+
+	snprintf(buf, len, "%s/%s", cache && *cache ? cache : "/var/cache/bpfprof-test", rel);
+}
+
+/* Byte offsets in 3.14's _Py_DebugOffsets (Include/internal/pycore_debug_offsets.h). */
+enum {
+	DO14_VERSION = 8, DO14_FREE_THREADED = 16,
+	DO14_TSTATE_SIZE = 22 * 8, DO14_TSTATE_CURRENT_FRAME = 26 * 8,
+	DO14_FRAME_SIZE = 31 * 8, DO14_FRAME_PREVIOUS = 32 * 8, DO14_FRAME_EXECUTABLE = 33 * 8,
+	DO14_FRAME_INSTR_PTR = 34 * 8, DO14_FRAME_OWNER = 36 * 8,
+	DO14_UNICODE_ASCII_SIZE = 80 * 8,
+};
+
+/*
+ * Debian's 3.13 and 3.14 (sid's and trixie's roots, when built): the
+ * layout each publishes. 3.13's must be the table's line (the cross-check
+ * the table is kept for); 3.14's frame and object members the ones its
+ * headers give every x86-64 build with the GIL: _PyInterpreterFrame's
+ * f_executable, previous, five pointers, instr_ptr, stackpointer,
+ * return_offset (2 bytes), then owner at 0x4a; str and bytes headers as
+ * 3.13's. Then a copy of 3.14 whose _Py_DebugOffsets are spoilt word by
+ * word: each spoiling refused with its cause, a moved member followed.
+ */
+static void check_debug_offsets(void)
+{
+	static const char *const files[] = { "sid-root/usr/bin/python3.14", "sid-root/usr/bin/python3.13",
+					     "newer-root/usr/bin/python3.13" };
+	const struct py_offsets *t13 = python_offsets_known(0x030d);
+	struct python_file f;
+	char path[512], p314[512] = "";
+	uint64_t at;
+	unsigned i;
+	int fd, rc;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		bool is314 = strstr(files[i], "3.14") != NULL;
+
+		in_cache(path, sizeof(path), files[i]);
+		if (access(path, R_OK)) {
+			printf("# %s: not on this machine (tests/tools/newer_root.sh %s builds it), "
+			       "not checked\n", path, strncmp(files[i], "sid", 3) ? "" : "sid");
+			continue;
+		}
+		if (is314)
+			snprintf(p314, sizeof(p314), "%s", path);
+		rc = identify(path, &f);
+		if (!CHECK(rc == 1 && f.off.version == (is314 ? 0x030e : 0x030d) && !f.unread &&
+				   f.off.frames == (is314 ? PY_FRAMES_314 : PY_FRAMES_312),
+			   "%s: %u.%u, its frames read from its _Py_DebugOffsets (rc %d, unread %u)",
+			   path, f.off.version >> 8, f.off.version & 0xff, rc, f.unread))
+			continue;
+		check_eval(path, NULL, 0, 0);
+		if (!is314) {
+			CHECK(!memcmp(&f.off, t13, sizeof(*t13)),
+			      "%s: the offsets it publishes are the table's 3.13 line", path);
+			continue;
+		}
+		CHECK(f.off.frame_code == 0 && f.off.frame_previous == 8 && f.off.frame_instr == 0x38 &&
+			      f.off.frame_entry == 0x4a && f.off.cframe_current_frame == PY_NO_MEMBER,
+		      "%s: a frame's f_executable 0, previous 8, instr_ptr 0x38, owner 0x4a "
+		      "(%#x %#x %#x %#x)", path, f.off.frame_code, f.off.frame_previous,
+		      f.off.frame_instr, f.off.frame_entry);
+		CHECK(f.off.object_type == 8 && f.off.bytes_size == 0x10 && f.off.bytes_data == 0x20 &&
+			      f.off.unicode_length == 0x10 && f.off.unicode_state == 0x20 &&
+			      f.off.unicode_ascii_data == 40 && f.off.unicode_compact_data == 56,
+		      "%s: object, bytes and str headers as 3.13's (str data at %u and %u)", path,
+		      f.off.unicode_ascii_data, f.off.unicode_compact_data);
+		CHECK(f.off.code_firstlineno + 4 <= 512 && f.off.code_linetable < f.off.code_code_adaptive &&
+			      f.off.tstate_frame && f.off.interp_threads_head && f.off.runtime_interpreters_head,
+		      "%s: code object and states read: co_linetable %#x, bytecode at %#x, "
+		      "current_frame %#x", path, f.off.code_linetable, f.off.code_code_adaptive,
+		      f.off.tstate_frame);
+	}
+	if (!*p314)
+		return;
+	fd = memfd_copy(p314);
+	at = fd >= 0 ? file_offset(fd, readelf_symbol(p314, "--dyn-syms", "_PyRuntime")) : 0;
+	if (!CHECK(at && u64_at(fd, at + DO14_TSTATE_CURRENT_FRAME) == 0x48 &&
+			   u64_at(fd, at + DO14_FRAME_OWNER) == 0x4a &&
+			   u64_at(fd, at + DO14_UNICODE_ASCII_SIZE) == 40,
+		   "a copy of %s: 3.14's _Py_DebugOffsets at file offset %#llx", p314,
+		   (unsigned long long)at))
+		goto out;
+	CHECK(PATCHED(fd, &f, { at, 0x7970626567756278ull /* "xbugdepy" */ }) == 1 &&
+		      f.off.version == 0x030e && f.off.frames == PY_FRAMES_NONE &&
+		      f.unread == PY_UNREAD_DEBUG_OFFSETS,
+	      "3.14 without the cookie: 3.14, not read, its offsets said not sane");
+	CHECK(PATCHED(fd, &f, { at + DO14_VERSION, 0x030f00f0 }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE && f.unread == PY_UNREAD_DEBUG_OFFSETS,
+	      "3.14 whose _Py_DebugOffsets say 3.15: not read");
+	CHECK(PATCHED(fd, &f, { at + DO14_FREE_THREADED, 1 }) == 1 && f.off.frames == PY_FRAMES_NONE &&
+		      f.unread == PY_UNREAD_FREE_THREADED,
+	      "a free-threaded 3.14: not read, said so");
+	CHECK(PATCHED(fd, &f, { at + DO14_FRAME_PREVIOUS, 0x4141414141414141ull },
+		      { at + DO14_FRAME_EXECUTABLE, 0x4141414141414141ull },
+		      { at + DO14_FRAME_INSTR_PTR, 0x4141414141414141ull },
+		      { at + DO14_FRAME_OWNER, 0x4141414141414141ull }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE && f.unread == PY_UNREAD_DEBUG_OFFSETS,
+	      "3.14 with junk for a frame's offsets: not read");
+	CHECK(PATCHED(fd, &f, { at + DO14_FRAME_OWNER, u64_at(fd, at + DO14_FRAME_SIZE) }) == 1 &&
+		      f.off.frames == PY_FRAMES_NONE,
+	      "3.14 with a frame's owner at its size: not read");
+	rc = PATCHED(fd, &f, { at + DO14_TSTATE_SIZE, 0x1000 }, { at + DO14_TSTATE_CURRENT_FRAME, 0x800 });
+	CHECK(rc == 1 && f.off.frames == PY_FRAMES_314 && f.off.tstate_frame == 0x800,
+	      "3.14 with a thread's frame moved: followed (%#x)", f.off.tstate_frame);
+	CHECK(python_file_identify(fd, p314, &f) == 1 && f.off.frames == PY_FRAMES_314 && !f.unread,
+	      "the copy restored: read again");
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
 void test_python_offsets(void)
 {
 	struct python_file f;
@@ -668,6 +784,7 @@ void test_python_offsets(void)
 	else
 		printf("# /tmp/r35/python3.13-sid: not on this machine, not checked\n");
 	check_published();
+	check_debug_offsets();
 	check_names();
 
 	if (!access(PYENV "3.9.18/lib/libpython3.9.so.1.0", R_OK))
