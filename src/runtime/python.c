@@ -499,7 +499,8 @@ static const struct runtime_info python_info = {
 		  "`_Py_DebugOffsets` (read from `_PyRuntime`'s initial bytes in the file), 3.13's table "
 		  "line as a cross-check",
 	.tested = "`e2e/python`: Debian's 3.11, and 3.10.13, 3.11.7, 3.12.1 and 3.13.0 under "
-		  "`/root/.pyenv` when there",
+		  "`/root/.pyenv` when there; `e2e/python_sid`: Debian sid's 3.14 and 3.13 (GCC 16), in a "
+		  "root built once per machine (`tests/tools/newer_root.sh sid`)",
 	.colour = { { 70, 70, 0 }, { 110, 70, 0 }, { 205, 50, 1 } },	/* blue */
 	.folder_files = package_files,
 };
