@@ -4,7 +4,7 @@
  * from a memfd as the runtime hands it one, named as libpython is (which
  * also reads .symtab) and as a file no name says is Python. A file that is
  * not Python says nothing at all; one that is a layout
- * bpfprof reads (the table's row, or for 3.13 the file's own offsets in
+ * bpfprof reads (the table's row, or from 3.13 on the file's own offsets in
  * reach of the walk's and the naming's reads) or none but its version.
  * The name only adds: what the plain name finds, the Python name finds too.
  */
@@ -36,14 +36,16 @@ static void check(int rc, const struct python_file *f)
 		FUZZ_CHECK(fuzz_all_zero(&rest, sizeof(rest)));
 		return;
 	}
+	FUZZ_CHECK(!f->unread);
 	known = python_offsets_known(o->version);
-	FUZZ_CHECK(known && o->frames == known->frames);
-	if (!known)
-		return;
-	if (o->version != 0x030d) {
-		FUZZ_CHECK(!memcmp(o, known, sizeof(*o)));
+	if (!python_offsets_published(o->version)) {
+		FUZZ_CHECK(known && o->frames == known->frames);
+		if (known)
+			FUZZ_CHECK(!memcmp(o, known, sizeof(*o)));
 		return;
 	}
+	/* 3.13 on: the file's own, of its version's frame layout. */
+	FUZZ_CHECK(o->frames == (o->version >= 0x030e ? PY_FRAMES_314 : PY_FRAMES_312));
 	/* The walk reads a frame in one read of 128 bytes, the naming a code object's in 512. */
 	FUZZ_CHECK(o->frame_code == PY_NO_MEMBER || in_reach(o->frame_code, 8, 128));
 	FUZZ_CHECK(o->frame_previous == PY_NO_MEMBER || in_reach(o->frame_previous, 8, 128));
