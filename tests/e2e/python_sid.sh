@@ -6,7 +6,8 @@
 # _Py_DebugOffsets. Each: a workload's Python split as it measured it
 # itself, its frames merged in place of the eval calls; Python over
 # OpenSSL; a storm of 150 ms processes. Then copies of 3.14 whose file says
-# a version bpfprof does not know, or whose _Py_DebugOffsets are junk.
+# a version bpfprof does not know, or whose _Py_DebugOffsets are junk; a copy of 3.13 whose
+# _Py_DebugOffsets differ from bpfprof's table line (said at -v, the file's taken).
 . tests/lib.sh
 
 F=4999
@@ -176,4 +177,24 @@ if [ -x "$root/usr/bin/python3.14" ]; then
 	done
 else
 	not_ok "bad input: no python3.14 in the root ($root)"
+fi
+
+# 5. 3.13's table line is a cross-check of what a file publishes: a copy of sid's 3.13 whose
+# _Py_DebugOffsets put co_qualname where co_name is (word 37: the code object's group starts
+# at 34, qualname its fourth member) differs from it, which -v says; the file's are taken, so
+# the frames are named by co_name (the same for these functions).
+if [ -x "$root/usr/bin/python3.13" ]; then
+	mkdir -p "$T/q13"
+	cp "$root/usr/bin/python3.13" "$T/q13/python3.13"
+	patch "$T/q13/python3.13" _PyRuntime 37 0x78 || not_ok "cross-check: cannot patch a copy of python3.13"
+	run_py q13 "$T/q13/python3.13" "$T/pw/py_split.py" $RUN_S "$T/q13.ready"
+	wait_ready "$T/q13.ready"
+	$BPFPROF -v -F 999 -d 2 -p $PID -o "$T/q13.folded" 2> "$T/q13.err"
+	rc=$?
+	wait $PID
+	said=$(grep -c "^bpfprof: Python 3.13 in '.*/q13/python3\.13': its _Py_DebugOffsets differ from bpfprof's table for 3.13; the file's are used" "$T/q13.err")
+	named=$(sum_matching "$T/q13.folded" ';main \(py_split\.py:[0-9]+\);(alpha|beta) \(py_split\.py:[0-9]+\);work \(py_split\.py:[0-9]+\)')
+	total=$(folded_total "$T/q13.folded")
+	check "cross-check: a 3.13 whose _Py_DebugOffsets differ from the table said once at -v ($said), its own taken: $(share "$named" "$total")% of $total samples named through main, alpha or beta, work (>= 90 %)" \
+		'[ $rc = 0 ] && [ "$said" = 1 ] && within "$(share "$named" "$total")" 90 100'
 fi
