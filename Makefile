@@ -428,14 +428,16 @@ clean:
 # The machine -----------------------------------------------------------------
 
 # Debian 12 packages: the build (all the demo needs), then what the tests run
-# (debootstrap builds tests/tools/newer_root.sh's root of newer runtimes).
+# (debootstrap builds tests/tools/newer_root.sh's root of newer runtimes; e2e/containers runs
+# them in systemd-nspawn, of systemd-container).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
 	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \
-	     ruby3.1 ruby3.1-dev ruby-stackprof openjdk-17-jdk-headless debootstrap
+	     ruby3.1 ruby3.1-dev ruby-stackprof openjdk-17-jdk-headless debootstrap \
+	     systemd-container
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).
