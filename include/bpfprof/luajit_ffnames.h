@@ -16,16 +16,21 @@
 struct luajit_ffnames {
 	char **names;		/* by ffid; NULL: none */
 	uint32_t n;
+	char *source;		/* the vmdef.lua they were read from (luajit_ffnames_read) */
 };
 
 /*
- * The fast functions' names of the LuaJIT in the ELF file on fd (at path):
- * from the jit/vmdef.lua installed beside it (in PREFIX/share/luajit-2.1... for a
- * file under PREFIX/bin or PREFIX/lib), else from the one the build's own
- * module path names, whichever matches the build. 0, or a negative errno
- * (-ENOENT: no vmdef.lua found, -ESRCH: none matches the build).
+ * The fast functions' names of the LuaJIT in the ELF file on fd (at path,
+ * as the process mapping it names it): from the jit/vmdef.lua installed
+ * beside it (in PREFIX/share/luajit-2.1... for a file under PREFIX/bin or
+ * PREFIX/lib), else from the one the build's own module path names,
+ * whichever matches the build. Both are looked for first under root, the
+ * process's root as reached from here ("/proc/PID/root": a container's
+ * files are its own), then in ours (the match makes one found there as
+ * safe); root NULL: ours only. 0, or a negative errno (-ENOENT: no
+ * vmdef.lua found, -ESRCH: none matches the build).
  */
-int luajit_ffnames_read(int fd, const char *path, struct luajit_ffnames *out);
+int luajit_ffnames_read(int fd, const char *root, const char *path, struct luajit_ffnames *out);
 
 /* Checks names (vmdef's ffnames, by ffid) against the build's library tables in data. */
 int luajit_ffnames_match(const uint8_t *data, size_t len, char *const *names, uint32_t n);

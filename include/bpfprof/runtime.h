@@ -50,10 +50,13 @@ struct runtime_ops {
 		       void *ctx);
 	/*
 	 * Detect: a file a process maps, just opened (fd, at path, by the
-	 * kernel's identity key). True if it is the runtime's (its version
-	 * told to the program; one it cannot read said on stderr once).
+	 * kernel's identity key; root: the process's root as reached from
+	 * here, for files beside it, NULL when opened in ours). True if it is
+	 * the runtime's (its version told to the program; one it cannot read
+	 * said on stderr once).
 	 */
-	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			    const char *root);
 	/* Claim: process tgid maps code of file key at start (file offset offset). */
 	void (*process_maps)(void *rt, uint32_t tgid, const struct unwind_file_key *key,
 			     uint64_t start, uint64_t offset);

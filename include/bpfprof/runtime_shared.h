@@ -159,7 +159,8 @@ struct runtime_desc {
 	size_t proc_value_size;		/* of the program's view of a process */
 	ring_buffer_sample_fn on_notice;	/* ctx: the runtime's state */
 	/* For the generic ops below: the runtime's own, called with its lock held. */
-	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+	bool (*file_opened)(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			    const char *root);
 	uint32_t runtime;		/* enum runtime_kind: the stacks merge takes */
 	uint32_t (*merge)(void *rt, struct profile *p, uint32_t tgid, const struct raw_interp *rr,
 			  uint32_t *frames, uint32_t n, uint32_t max);
@@ -188,7 +189,8 @@ void runtime_process_maps(void *rt, uint32_t tgid, const struct unwind_file_key 
 			  uint64_t start, uint64_t offset);
 void runtime_take_notices(void *rt);
 void runtime_after_drain(void *rt);
-bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path);
+bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			 const char *root);
 uint32_t runtime_merge(void *rt, struct profile *p, const struct raw_sample *rs, uint32_t *frames,
 		       uint32_t n, uint32_t max);
 /* For a runtime whose locations are found again by address: nothing to renumber. */

@@ -40,6 +40,8 @@ struct opened_file {
 	int fd;				/* the file, read-only; borrowed for the call */
 	const struct stat *st;		/* fstat of fd */
 	const char *path;		/* as the process names the file */
+	const char *root;		/* the process's root as reached from here ("/proc/PID/root",
+					 * for files beside it), NULL when opened in ours */
 };
 
 /*

@@ -416,13 +416,15 @@ static bool is_libjvm(const char *path)
 	return !strcmp(base ? base + 1 : path, "libjvm.so");
 }
 
-static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			const char *root)
 {
 	struct java *jv = rt;
 	struct java_vm *vm;
 	Elf *elf;
 	int err;
 
+	(void)root;	/* everything it reads is in the file */
 	if (runtime_files_find(&jv->b.files, key))
 		return true;
 	if (!is_libjvm(path) || elf_version(EV_CURRENT) == EV_NONE ||

@@ -338,14 +338,15 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 }
 
 /* The names of the fast functions of the build in f (on fd): into f->ffnames. */
-static void name_fast_functions(struct luajit *lj, int fd, const char *path, struct luajit_file *f)
+static void name_fast_functions(struct luajit *lj, int fd, const char *root, const char *path,
+				struct luajit_file *f)
 {
 	struct luajit_ffnames names;
 	int err;
 
 	if (lj->nr_ffnames >= UINT16_MAX)
 		return;
-	err = luajit_ffnames_read(fd, path, &names);
+	err = luajit_ffnames_read(fd, root, path, &names);
 	if (err) {
 		debug("LuaJIT in '%s': fast functions stay [builtin#N]: %s", path,
 		      err == -ESRCH ? "no jit/vmdef.lua found matches the build" :
@@ -357,7 +358,8 @@ static void name_fast_functions(struct luajit *lj, int fd, const char *path, str
 	f->ffnames = lj->nr_ffnames;
 }
 
-static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			const char *root)
 {
 	struct luajit *lj = rt;
 	struct luajit_file f;
@@ -367,7 +369,7 @@ static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, con
 	if (luajit_file_identify(fd, path, &f) != 1)
 		return false;
 	if (f.known)
-		name_fast_functions(lj, fd, path, &f);
+		name_fast_functions(lj, fd, root, path, &f);
 	else
 		warning("LuaJIT in '%s': a build whose layout bpfprof cannot read (it reads LuaJIT "
 			"2.1, GC64, x86-64); its samples keep their native frames", path);

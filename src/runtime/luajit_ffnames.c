@@ -229,7 +229,9 @@ void luajit_ffnames_release(struct luajit_ffnames *f)
 	for (i = 0; i < f->n; i++)
 		free(f->names[i]);
 	free(f->names);
+	free(f->source);
 	f->names = NULL;
+	f->source = NULL;
 	f->n = 0;
 }
 
@@ -308,15 +310,21 @@ static int try_vmdef(const char *path, const uint8_t *data, size_t len, struct l
 		luajit_ffnames_release(out);
 		err = -ESRCH;
 	}
+	if (!err)
+		out->source = xstrdup(path);
 	debug("LuaJIT fast functions' names: '%s' %s", path,
 	      err ? "does not match the build" : "matches the build");
 	return err;
 }
 
-/* vmdef.lua in PREFIX/share/luajit-2.1..., for a file up to three directories under PREFIX. */
-static int try_beside(const char *path, const uint8_t *data, size_t len, struct luajit_ffnames *out)
+/*
+ * vmdef.lua in PREFIX/share/luajit-2.1..., for a file up to three directories
+ * under PREFIX, under root ("" : ours).
+ */
+static int try_beside(const char *root, const char *path, const uint8_t *data, size_t len,
+		      struct luajit_ffnames *out)
 {
-	char dir[PATH_MAX], pattern[PATH_MAX + 64], *slash;
+	char dir[PATH_MAX], pattern[2 * PATH_MAX + 64], *slash;
 	int err = -ENOENT, up;
 	glob_t g;
 	size_t i;
@@ -327,7 +335,7 @@ static int try_beside(const char *path, const uint8_t *data, size_t len, struct 
 	*slash = '\0';
 	for (up = 0; up < 3 && (slash = strrchr(dir, '/')) && slash != dir; up++) {
 		*slash = '\0';
-		snprintf(pattern, sizeof(pattern), "%s/share/luajit-2.1*/jit/vmdef.lua", dir);
+		snprintf(pattern, sizeof(pattern), "%s%s/share/luajit-2.1*/jit/vmdef.lua", root, dir);
 		if (glob(pattern, 0, NULL, &g))
 			continue;
 		for (i = 0; i < g.gl_pathc && err; i++)
@@ -342,12 +350,13 @@ static int try_beside(const char *path, const uint8_t *data, size_t len, struct 
 	return err;
 }
 
-/* The build's own module directory ("/usr/share/luajit-2.1.0-beta3/?.lua" in its path). */
-static int try_module_dir(const uint8_t *data, size_t len, struct luajit_ffnames *out)
+/* The build's own module directory ("/usr/share/luajit-2.1.0-beta3/?.lua" in its path), under root. */
+static int try_module_dir(const char *root, const uint8_t *data, size_t len,
+			  struct luajit_ffnames *out)
 {
 	static const char mark[] = "/share/luajit-";
 	const uint8_t *at = memmem(data, len, mark, strlen(mark)), *b, *e;
-	char path[PATH_MAX];
+	char path[2 * PATH_MAX];
 
 	if (!at)
 		return -ENOENT;
@@ -357,23 +366,45 @@ static int try_module_dir(const uint8_t *data, size_t len, struct luajit_ffnames
 		;
 	if (e - b >= PATH_MAX - 32 || e[-1] != '/')
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%.*sjit/vmdef.lua", (int)(e - b), (const char *)b);
+	snprintf(path, sizeof(path), "%s%.*sjit/vmdef.lua", root, (int)(e - b), (const char *)b);
 	return try_vmdef(path, data, len, out);
 }
 
-int luajit_ffnames_read(int fd, const char *path, struct luajit_ffnames *out)
+/* Beside the file, then in its module directory, under root: 0, -ENOENT or -ESRCH. */
+static int try_root(const char *root, const char *path, const uint8_t *data, size_t len,
+		    struct luajit_ffnames *out)
+{
+	int err, beside = try_beside(root, path, data, len, out);
+
+	err = beside ? try_module_dir(root, data, len, out) : 0;
+	return err == -ENOENT && beside == -ESRCH ? -ESRCH : err;
+}
+
+/* Is dir our own root? */
+static bool is_our_root(const char *dir)
+{
+	struct stat ours, theirs;
+
+	return !stat("/", &ours) && !stat(dir, &theirs) && ours.st_dev == theirs.st_dev &&
+	       ours.st_ino == theirs.st_ino;
+}
+
+int luajit_ffnames_read(int fd, const char *root, const char *path, struct luajit_ffnames *out)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
-	int err, beside;
+	int err = -ENOENT, ours;
 
 	memset(out, 0, sizeof(*out));
 	if ((err = read_elf(fd, &data, &len)))
 		return err;
-	beside = try_beside(path, data, len, out);
-	err = beside ? try_module_dir(data, len, out) : 0;
+	err = -ENOENT;
+	if (root && !is_our_root(root))
+		err = try_root(root, path, data, len, out);
+	if (err) {
+		ours = try_root("", path, data, len, out);
+		err = ours == -ENOENT && err == -ESRCH ? -ESRCH : ours;
+	}
 	free(data);
-	if (err == -ENOENT && beside == -ESRCH)
-		err = -ESRCH;
 	return err;
 }

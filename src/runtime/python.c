@@ -515,8 +515,10 @@ static void *start(struct sampler *sampler, uint32_t (*gen)(void *ctx, uint32_t 
 	return python_new(&m, gen, ctx);
 }
 
-static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+static bool rt_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			   const char *root)
 {
+	(void)root;	/* everything it reads is in the file */
 	return python_file_opened(rt, key, fd, path);
 }
 

@@ -626,11 +626,13 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->l = f->l;
 }
 
-static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			const char *root)
 {
 	struct ruby *rb = rt;
 	struct ruby_file f;
 
+	(void)root;	/* everything it reads is in the file */
 	if (runtime_files_find(&rb->b.files, key))
 		return true;
 	if (ruby_file_identify(fd, path, &f) != 1)

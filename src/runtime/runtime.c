@@ -81,7 +81,7 @@ static void file_opened(void *ctx, const struct opened_file *f)
 		return;
 	key = unwind_file_key_of(f->st);
 	for (i = 0; i < rs->nr; i++)
-		if (rs->on[i].ops->file_opened(rs->on[i].rt, &key, f->fd, f->path))
+		if (rs->on[i].ops->file_opened(rs->on[i].rt, &key, f->fd, f->path, f->root))
 			rs->on[i].ops->process_maps(rs->on[i].rt, f->tgid, &key, f->m->start,
 						    f->m->offset);
 }

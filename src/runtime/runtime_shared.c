@@ -404,13 +404,14 @@ bool runtime_frame_anonymous(const struct profile *p, uint32_t loc)
 	return !file[0] || !strncmp(file, "[anon", 5);
 }
 
-bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+bool runtime_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			 const char *root)
 {
 	struct runtime_base *b = rt;
 	bool is;
 
 	pthread_mutex_lock(&b->lock);
-	is = b->desc->file_opened(rt, key, fd, path);
+	is = b->desc->file_opened(rt, key, fd, path, root);
 	pthread_mutex_unlock(&b->lock);
 	return is;
 }

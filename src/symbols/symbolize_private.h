@@ -45,6 +45,7 @@ int find_debug_file(const struct procs *ps, uint32_t tgid, struct symfile *f,
 		    const struct debuginfo_elf *bin);
 /* Every listener told of f (opened, or copy). */
 void tell_opened(struct symbolizer *s, const struct opened_file *f);
+const char *process_root(const struct procs *ps, uint32_t tgid, char *root, size_t size);
 void tell_copy(struct symbolizer *s, uint32_t tgid, const struct proc_map *m);
 
 #endif

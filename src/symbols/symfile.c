@@ -84,10 +84,19 @@ void tell_opened(struct symbolizer *s, const struct opened_file *f)
 			s->listeners[i].opened(s->listeners[i].ctx, f);
 }
 
+/* The process's root as reached from here, into root (for opened_file.root). */
+const char *process_root(const struct procs *ps, uint32_t tgid, char *root, size_t size)
+{
+	snprintf(root, size, "%s/%" PRIu32 "/root", ps->proc_root, tgid);
+	return root;
+}
+
 /* Opened only if a listener wants copies. */
 void tell_copy(struct symbolizer *s, uint32_t tgid, const struct proc_map *m)
 {
-	struct opened_file f = { tgid, m, -1, NULL, m->path };
+	char root[PATH_MAX];
+	struct opened_file f = { tgid, m, -1, NULL, m->path,
+				 process_root(&s->procs, tgid, root, sizeof(root)) };
 	struct stat st;
 	uint32_t i;
 
@@ -506,7 +515,9 @@ static struct symfile *open_file(struct symbolizer *s, uint32_t tgid, struct pro
 		else
 			close(fd);
 	} else {
-		struct opened_file of = { tgid, m, fd, &st, m->path };
+		char root[PATH_MAX];
+		struct opened_file of = { tgid, m, fd, &st, m->path,
+					  ours ? NULL : process_root(&s->procs, tgid, root, sizeof(root)) };
 
 		tell_opened(s, &of);
 		f = new_symfile(s, tgid, fd, m->path, &st);

@@ -104,9 +104,10 @@ void symbolizer_table_request(struct symbolizer *s, const struct table_request *
 {
 	struct proc_map m = { .start = r->start, .end = r->end, .offset = r->offset,
 			      .path = (char *)"" };
-	struct opened_file f = { r->tgid, &m, -1, NULL, "" };
+	char path[4096], root[4096];
+	struct opened_file f = { r->tgid, &m, -1, NULL, "",
+				 process_root(&s->procs, r->tgid, root, sizeof(root)) };
 	struct unwind_file_key key;
-	char path[4096];
 	struct stat st;
 
 	if (!s->tables || (f.fd = open_map_files(&s->procs, r->tgid, &m)) < 0)

@@ -297,4 +297,10 @@ for c in "${CASES[@]}"; do
 	at_root=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) with their Python frames at the root.*/\1/p')
 	check "$what: read: '${line:0:90}...': ${unread:-?} samples of a version not read, $warned warnings${at_root:+, $at_root with their frames at the root}" \
 		'[ -n "$line" ] && [ "$unread" = 0 ] && [ "$warned" = 0 ] && [ "${at_root:-0}" = 0 ]'
+	if [ "$rt" = luajit ]; then
+		# Its fast functions' names from the container's own jit/vmdef.lua, not the host's.
+		vmdef=$(sed -n "s|^bpfprof: LuaJIT fast functions' names: '\(/proc/$HPID/root/[^']*\)' matches the build|\1|p" "$T/$name.err" | head -1)
+		check "$what: fast functions named from the root's vmdef.lua (${vmdef:-none of /proc/$HPID/root matched})" \
+			'[ -n "$vmdef" ]'
+	fi
 done

@@ -6,10 +6,13 @@
  * jit.p does. Upstream's executable, unpacked under $(O)/luajit-upstream
  * without its own vmdef.lua, numbers its fast functions otherwise: the
  * installed vmdef.lua must not match it. Nor a vmdef.lua with a name
- * moved, nor garbage or a truncated file (no crash).
+ * moved, nor garbage or a truncated file (no crash). A build in a
+ * container takes the vmdef.lua of the container's root first, then ours
+ * (where the root's does not match).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,7 +30,7 @@ static int read_names(const char *path, struct luajit_ffnames *f)
 
 	if (fd < 0)
 		return -errno;
-	rc = luajit_ffnames_read(fd, path, f);
+	rc = luajit_ffnames_read(fd, NULL, path, f);
 	close(fd);
 	return rc;
 }
@@ -90,6 +93,72 @@ static void check_moved(const uint8_t *elf, size_t len, const char *text)
 	      "a cut vmdef.lua: not parsed");
 }
 
+/* write_tree ROOT REL TEXT: ROOT/REL with TEXT, its directories made. */
+static int write_tree(const char *root, const char *rel, const char *text)
+{
+	char path[4096], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/*
+ * /usr/bin/luajit as a container's /usr/local/bin/luajit, its vmdef.lua in the container's
+ * /usr/local/share (none in ours): found there. The root's moved by one: ours taken instead
+ * (the build's module directory, /usr/share/luajit-2.1.0-beta3). Without a root: ours.
+ */
+static void check_root(const char *text)
+{
+	static const char rel[] = "usr/local/share/luajit-2.1.0-beta3/jit/vmdef.lua";
+	char dir[] = "/tmp/bpfprof-ffnames.XXXXXX", want[4096], *moved, *at;
+	struct luajit_ffnames f;
+	int fd, rc;
+
+	if (!mkdtemp(dir) || write_tree(dir, rel, text)) {
+		CHECK(false, "a root made in /tmp");
+		return;
+	}
+	snprintf(want, sizeof(want), "%s/%s", dir, rel);
+	fd = open("/usr/bin/luajit", O_RDONLY | O_CLOEXEC);
+	rc = luajit_ffnames_read(fd, dir, "/usr/local/bin/luajit", &f);
+	CHECK(!rc && f.source && !strcmp(f.source, want) && luajit_ffname(&f, 91) &&
+	      !strcmp(luajit_ffname(&f, 91), "string.format"),
+	      "in a root: its own vmdef.lua (rc %d, from %s)", rc, f.source ? f.source : "-");
+	luajit_ffnames_release(&f);
+
+	/* string.format's name where the next function's is: the root's does not match. */
+	moved = xstrdup(text);
+	if ((at = strstr(moved, "\"string.format\"")))
+		memcpy(at, "\"string.formax\"", strlen("\"string.formax\""));
+	write_tree(dir, rel, moved);
+	rc = luajit_ffnames_read(fd, dir, "/usr/local/bin/luajit", &f);
+	CHECK(at && !rc && f.source && !strcmp(f.source, OPENRESTY_VMDEF),
+	      "the root's not matching: ours (rc %d, from %s)", rc, f.source ? f.source : "-");
+	luajit_ffnames_release(&f);
+	rc = luajit_ffnames_read(fd, NULL, "/usr/local/bin/luajit", &f);
+	CHECK(!rc && f.source && !strcmp(f.source, OPENRESTY_VMDEF),
+	      "no root: ours (rc %d, from %s)", rc, f.source ? f.source : "-");
+	luajit_ffnames_release(&f);
+	close(fd);
+	free(moved);
+	unlink(want);
+	for (at = want + strlen(want); at > want + strlen(dir); at--)
+		if (*at == '/') {
+			*at = '\0';
+			rmdir(want);
+		}
+	rmdir(dir);
+}
+
 void test_luajit_ffnames(void)
 {
 	static const uint8_t zeros[4096];
@@ -108,6 +177,7 @@ void test_luajit_ffnames(void)
 	check_openresty("/usr/bin/luajit");
 	check_openresty("/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2.1.0");
 	check_upstream();
+	check_root(text);
 	check_moved(elf, len, text);
 	CHECK(luajit_ffnames_match(zeros, sizeof(zeros), few, 3) == -ESRCH, "zeros: no match");
 	free(elf);

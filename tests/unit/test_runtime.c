@@ -47,11 +47,13 @@ struct fake_rt {
 	uint32_t frame;		/* what merge adds */
 };
 
-static bool fake_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path)
+static bool fake_file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
+			     const char *root)
 {
 	size_t n = strlen(path);
 
 	(void)key;
+	(void)root;
 	((struct fake_rt *)rt)->files_seen++;
 	return fd >= 0 && n >= 7 && !strcmp(path + n - 7, "claimed");
 }
