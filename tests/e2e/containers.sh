@@ -53,7 +53,7 @@ root_for() {
 	sid)
 		if [ -x tests/tools/sid_root.sh ]; then
 			tests/tools/sid_root.sh
-		elif grep -q '^sid)' tests/tools/newer_root.sh; then
+		elif grep -qE '^[[:space:]]*sid\)' tests/tools/newer_root.sh; then
 			tests/tools/newer_root.sh sid
 		else
 			echo "no tool builds a sid root here" >&2
@@ -70,7 +70,7 @@ is_suite() {
 	esac
 }
 
-# NSPAWN: systemd-nspawn's options, or empty where it cannot run here (then chroot). Read-only,
+# systemd-nspawn's options (USE_NSPAWN: 1 where it runs here; empty: chroot instead). Read-only,
 # as runs of this test at once (plain and sanitized) share the root: nspawn locks a root it
 # may write to.
 NSPAWN=(systemd-nspawn -q --register=no --keep-unit --as-pid2 --read-only --resolv-conf=off --timezone=off)
