@@ -14,7 +14,8 @@
 #
 # Without systemd-nspawn (or where it cannot run), the same cases run
 # chrooted (tests/tools/in_root.sh) in a cgroup made by hand: their own
-# cgroup and root, the host's pids.
+# cgroup and root, the host's pids (NO_NSPAWN=1 runs them so here too).
+# ONLY=REGEX runs the cases whose names it matches.
 . tests/lib.sh
 export HOME=$T	# go keeps a cache there
 
@@ -166,7 +167,7 @@ declare -A ROOTS
 USE_NSPAWN=unknown
 for c in "${CASES[@]}"; do
 	read -r name suite pkg bin wl <<< "$c"
-	[[ $name =~ ${ONLY:-.} ]] || continue	# ONLY=REGEX: the cases it matches
+	[[ $name =~ ${ONLY:-.} ]] || continue
 	if [ -z "${ROOTS[$suite]+x}" ]; then
 		ROOTS[$suite]=$(root_for "$suite") && is_suite "${ROOTS[$suite]}" "$suite" || ROOTS[$suite]=
 		[ -n "${ROOTS[$suite]}" ] || echo "# no $suite root: its cases skipped ($(tail -1 "$T/root.err"))"
@@ -185,11 +186,11 @@ for c in "${CASES[@]}"; do
 		continue
 	fi
 	if [ "$USE_NSPAWN" = unknown ]; then
-		if can_nspawn "$root"; then
+		if [ -z "${NO_NSPAWN:-}" ] && can_nspawn "$root"; then
 			USE_NSPAWN=1
 		else
 			USE_NSPAWN=
-			echo "# systemd-nspawn cannot run here ($(tail -1 "$T/nspawn.err")): chroot in a cgroup of its own"
+			echo "# not in systemd-nspawn (${NO_NSPAWN:+NO_NSPAWN set}$(tail -1 "$T/nspawn.err" 2> /dev/null)): chrooted, in a cgroup of its own"
 		fi
 	fi
 
@@ -270,8 +271,11 @@ for c in "${CASES[@]}"; do
 	mappings "$T/$name.pb.gz" > "$T/$name.maps"
 	same=0 other=0 files=
 	while read -r path id; do
-		[ -f "$root$path" ] || continue
-		if [ "$(build_id "$root$path")" = "$id" ]; then
+		# As the container names it; chrooted, by the host's path (its root is a directory of ours).
+		in_root=$root$path
+		[ "${path#"$root"/}" != "$path" ] && in_root=$path
+		[ -f "$in_root" ] || continue
+		if [ "$(build_id "$in_root")" = "$id" ]; then
 			same=$((same + 1)) files="$files ${path##*/}"
 		else
 			other=$((other + 1)) files="$files ${path##*/}(not the root's)"
