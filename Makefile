@@ -160,14 +160,19 @@ LUAJIT_LIBS   := $(shell pkg-config --libs luajit 2>/dev/null)
 ifeq ($(LUAJIT_LIBS),)
 WORKLOADS := $(filter-out $(O)/tests/workloads/lua_host,$(WORKLOADS))
 endif
-# A Ruby C extension (rb_ext.so, loaded by rb_ext.rb), built against
-# ruby3.1-dev's headers; without them it is not built, and the Ruby test
-# says so.
+# A Ruby C extension (rb_ext.so, loaded by rb_ext.rb), and a C host linked
+# with libruby-3.1 (rb_host), built against ruby3.1-dev's headers; without
+# them they are not built, and the Ruby test says so.
 RUBY_EXT_CFLAGS := $(shell pkg-config --cflags ruby-3.1 2>/dev/null)
-WORKLOADS := $(filter-out $(O)/tests/workloads/rb_ext,$(WORKLOADS))
+RUBY_LIBS       := $(shell pkg-config --libs ruby-3.1 2>/dev/null)
+WORKLOADS := $(filter-out $(O)/tests/workloads/rb_ext $(O)/tests/workloads/rb_host,$(WORKLOADS))
 ifneq ($(RUBY_EXT_CFLAGS),)
-WORKLOADS += $(O)/tests/workloads/rb_ext.so
+WORKLOADS += $(O)/tests/workloads/rb_ext.so $(O)/tests/workloads/rb_host
 endif
+$(O)/tests/workloads/rb_host: tests/workloads/rb_host.c
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(WORKLOAD_CFLAGS) $(RUBY_EXT_CFLAGS) -o $@ $< $(RUBY_LIBS)
 $(O)/tests/workloads/rb_ext.so: tests/workloads/rb_ext.c tests/workloads/work.h
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
@@ -429,14 +434,15 @@ clean:
 
 # Debian 12 packages: the build (all the demo needs), then what the tests run
 # (debootstrap builds tests/tools/newer_root.sh's root of newer runtimes; e2e/containers runs
-# them in systemd-nspawn, of systemd-container).
+# them in systemd-nspawn, of systemd-container; libssl-dev and xz-utils build
+# tests/tools/static_ruby.sh's Ruby).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
 	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \
-	     ruby3.1 ruby3.1-dev ruby-stackprof openjdk-17-jdk-headless debootstrap \
+	     ruby3.1 ruby3.1-dev ruby-stackprof openjdk-17-jdk-headless debootstrap libssl-dev xz-utils \
 	     systemd-container
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 

@@ -6,7 +6,9 @@
  * Each Ruby thread runs on an execution context (rb_execution_context_t),
  * kept in the thread-local ruby_current_ec of libruby: through the
  * thread's TLS vector (fsbase -> its DTV -> libruby's block), the module
- * id and offset read from the GOT pair the dynamic linker filled for it.
+ * id and offset read from the GOT pair the dynamic linker filled for it;
+ * of a ruby built static, in the executable's own TLS block, at a fixed
+ * offset from the thread pointer (fsbase).
  * The context holds the thread's VM stack, whose control frames grow down
  * from its end; the newest is ec->cfp. Each frame says what it runs in its
  * environment's flags (ep[0]): a Ruby method or block (an instruction
@@ -74,7 +76,8 @@ static __always_inline void ruby_mapping_seen(__u32 tgid, __u32 gen, const struc
 	p.vm_exec_hi = e->start - e->offset + f->vm_exec_hi_rel;
 	p.vm_entry_lo = e->start - e->offset + f->vm_entry_lo_rel;
 	p.vm_entry_hi = e->start - e->offset + f->vm_entry_hi_rel;
-	p.ec_tls = e->start - e->offset + f->ec_tls_rel;
+	p.ec_tls = f->ec_tls_rel ? e->start - e->offset + f->ec_tls_rel : 0;
+	p.ec_tp_off = f->ec_tp_off;
 	p.known = f->known;
 	p.l = f->l;
 	p.symbols = e->start - e->offset + f->symbols_rel;
@@ -95,18 +98,22 @@ static __always_inline __u64 rb_read(__u64 addr)
 
 /*
  * The sampled thread's execution context: ruby_current_ec through its TLS
- * vector, as __tls_get_addr finds it (dtv[module].val + offset); 0 if the
- * thread has none (not a Ruby thread, or before the VM made one).
+ * vector, as __tls_get_addr finds it (dtv[module].val + offset); in a ruby
+ * built static, at its fixed offset from the thread pointer, as the
+ * executable's own code reads it (%fs:OFFSET). 0 if the thread has none
+ * (not a Ruby thread, or before the VM made one).
  */
 static __always_inline __u64 current_ec(const struct ruby_process *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 got[2], dtv, block;
+	__u64 tp = BPF_CORE_READ(task, thread.fsbase), got[2], dtv, block;
 
+	if (p->ec_tp_off)
+		return tp ? rb_read(tp + p->ec_tp_off) : 0;
 	if (bpf_probe_read_user(got, sizeof(got), (void *)p->ec_tls) || !got[0] || got[0] > 4096 ||
 	    got[1] > 4096)
 		return 0;
-	dtv = rb_read(BPF_CORE_READ(task, thread.fsbase) + 8);
+	dtv = rb_read(tp + 8);
 	if (!dtv)
 		return 0;
 	block = rb_read(dtv + got[0] * 16);

@@ -17,6 +17,10 @@
  * the GOT pair rb_errinfo's __tls_get_addr call loads, the function
  * rb_iseq_eval_main's tail call enters, the variable rb_during_gc's lea
  * names.
+ * A ruby executable built static (--disable-shared, ruby-build's default)
+ * holds the VM itself: ruby_current_ec is then the program's own TLS
+ * variable, at a fixed offset from the thread pointer (its symbol and
+ * PT_TLS; stripped, rb_errinfo's %fs load) instead of a GOT pair.
  * A reader: never prints but debug lines, returns 1, 0 or a negative errno.
  */
 #ifndef BPFPROF_RUBY_FILE_H

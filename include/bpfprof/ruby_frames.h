@@ -77,7 +77,7 @@ struct ruby_gc {
 	__u32 reserved;
 };
 
-/* A file holding a Ruby VM (libruby.so, or a ruby linked statically). */
+/* A file holding a Ruby VM (libruby.so, or a ruby executable built static). */
 struct ruby_file {
 	/* Addresses less the code's (vaddr - offset). */
 	__u64 vm_exec_lo_rel;		/* vm_exec_core: the VM's native frame of each entry */
@@ -94,6 +94,13 @@ struct ruby_file {
 	struct ruby_gc gc;
 	__u64 vm_entry_lo_rel;		/* rb_vm_exec: the native frame below each vm_exec_core's */
 	__u64 vm_entry_hi_rel;
+	/*
+	 * A ruby executable built static (--disable-shared): ruby_current_ec
+	 * is in the executable's own TLS block, at this (negative) offset
+	 * from the thread pointer (fsbase), and ec_tls_rel is 0. 0: through
+	 * the GOT pair (libruby).
+	 */
+	__s64 ec_tp_off;
 };
 
 /* A Ruby process: where its VM's code and its threads' execution contexts are. */
@@ -110,6 +117,7 @@ struct ruby_process {
 	struct ruby_gc gc;
 	__u64 objspace;			/* the program's, once read (it never moves) */
 	__u64 vm_entry_lo, vm_entry_hi;
+	__s64 ec_tp_off;		/* ruby_file's; ec_tls 0 then */
 };
 
 /* The frame's kind: its environment's flags (ep[0]) & RB_FRAME_MAGIC_MASK. */

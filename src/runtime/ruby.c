@@ -614,7 +614,8 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->vm_exec_hi = start - offset + f->vm_exec_hi_rel;
 	p->vm_entry_lo = start - offset + f->vm_entry_lo_rel;
 	p->vm_entry_hi = start - offset + f->vm_entry_hi_rel;
-	p->ec_tls = start - offset + f->ec_tls_rel;
+	p->ec_tls = f->ec_tls_rel ? start - offset + f->ec_tls_rel : 0;
+	p->ec_tp_off = f->ec_tp_off;
 	p->symbols = start - offset + f->symbols_rel;
 	p->last_op_id = f->last_op_id;
 	p->version = f->version;

@@ -73,9 +73,13 @@ struct rb_elf {
 	uint64_t id2str;		/* rb_id2str's */
 	uint64_t during_gc;		/* rb_during_gc's */
 	uint64_t vm_ptr;		/* ruby_current_vm_ptr's */
+	uint64_t global_symbols;	/* ruby_global_symbols' (in .symtab only) */
+	uint64_t exec_core;		/* vm_exec_core's (in .symtab only) */
 	uint64_t errinfo;		/* rb_errinfo's: reads ruby_current_ec */
 	uint64_t eval_main, eval_main_size;	/* rb_iseq_eval_main's: ends in rb_vm_exec */
 	Elf_Scn *rela, *eh_frame_hdr;
+	bool executable;		/* a program (ET_EXEC, or PIE: PT_INTERP), not a library */
+	uint64_t tls_vaddr, tls_memsz, tls_align;	/* its PT_TLS; memsz 0: none */
 	struct runtime_segments segs;
 	bool reading_dynsym;		/* the table read: its indexes are relocations' symbols */
 };
@@ -110,6 +114,12 @@ static void note_symbol(void *file, const char *name, const GElf_Sym *sym, size_
 	} else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT &&
 		   !strcmp(name, "ruby_current_vm_ptr") && !f->vm_ptr) {
 		f->vm_ptr = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "vm_exec_core") &&
+		   !f->exec_core) {
+		f->exec_core = sym->st_value;
+	} else if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT &&
+		   !strcmp(name, "ruby_global_symbols") && !f->global_symbols) {
+		f->global_symbols = sym->st_value;
 	} else if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && !strcmp(name, "rb_errinfo") &&
 		   !f->errinfo) {
 		f->errinfo = sym->st_value;
@@ -123,6 +133,26 @@ static void read_symbols(struct rb_elf *f, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	f->reading_dynsym = sh->sh_type == SHT_DYNSYM;
 	runtime_elf_symbols(f->elf, scn, sh, note_symbol, f);
+}
+
+/* Whether the file is a program, and its TLS segment's. */
+static void read_program_headers(struct rb_elf *f, const GElf_Ehdr *eh)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	f->executable = eh->e_type == ET_EXEC;
+	if (elf_getphdrnum(f->elf, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(f->elf, (int)i, &ph))
+			return;
+		if (ph.p_type == PT_INTERP)
+			f->executable = true;
+		else if (ph.p_type == PT_TLS)
+			f->tls_vaddr = ph.p_vaddr, f->tls_memsz = ph.p_memsz,
+			f->tls_align = ph.p_align ? ph.p_align : 1;
+	}
 }
 
 static int read_elf(struct rb_elf *f)
@@ -157,6 +187,7 @@ static int read_elf(struct rb_elf *f)
 	if (symtab)
 		read_symbols(f, symtab, &symtab_sh);
 	runtime_elf_segments(f->elf, false, &f->segs);
+	read_program_headers(f, &eh);
 	return 1;
 }
 
@@ -234,13 +265,53 @@ static uint64_t ec_tls_pair_from_code(const struct rb_elf *f, int fd)
 }
 
 /*
+ * In a ruby executable built static: ruby_current_ec's offset from the
+ * thread pointer. The program's TLS block is the first below the thread
+ * pointer (x86-64's variant II), where glibc puts it for module 1
+ * (_dl_determine_tlsoffset): tp - roundup(memsz - firstbyte, align) -
+ * firstbyte, firstbyte what p_vaddr's misalignment asks for (0 as ld lays
+ * it out); the variable at its st_value in the block. Without the symbol
+ * (stripped), the offset the executable's own code uses in rb_errinfo:
+ * "mov %fs:OFFSET,%reg" (64 48 8b, ModRM with SIB 25, disp32), or, as ld
+ * relaxes an initial-exec access (GCC 12's 3.3.8), "mov $OFFSET,%reg;
+ * mov %fs:(%reg),%reg" (48 c7 c0+r imm32, 64 48 8b ModRM of r). 0 if
+ * neither.
+ */
+static int64_t ec_tp_offset(const struct rb_elf *f, int fd)
+{
+	uint64_t a = f->tls_align, first = (0 - (f->tls_vaddr & (a - 1))) & (a - 1), block;
+	uint8_t code[32];
+	size_t i;
+
+	if (f->has_ec && f->tls_memsz && !(a & (a - 1)) && f->ec_offset < f->tls_memsz) {
+		block = ((f->tls_memsz - first + a - 1) & ~(a - 1)) + first;
+		return (int64_t)f->ec_offset - (int64_t)block;
+	}
+	if (f->has_ec || !f->errinfo ||
+	    runtime_elf_read(&f->segs, fd, f->errinfo, code, sizeof(code)) != 1)
+		return 0;
+	for (i = 0; i + 11 <= sizeof(code); i++) {
+		if (code[i] == 0x64 && code[i + 1] == 0x48 && code[i + 2] == 0x8b &&
+		    (code[i + 3] & 0xc7) == 0x04 && code[i + 4] == 0x25 && s32_at(code + i + 5) < 0)
+			return s32_at(code + i + 5);
+		if (code[i] == 0x48 && code[i + 1] == 0xc7 && (code[i + 2] & 0xf8) == 0xc0 &&
+		    (code[i + 2] & 7) != 4 && (code[i + 2] & 7) != 5 && code[i + 7] == 0x64 &&
+		    code[i + 8] == 0x48 && code[i + 9] == 0x8b &&
+		    (code[i + 10] & 0xc7) == (code[i + 2] & 7) && s32_at(code + i + 3) < 0)
+			return s32_at(code + i + 3);
+	}
+	return 0;
+}
+
+/*
  * The lowest address of vm_exec_core's instruction table: the longest run
  * of relative relocations in consecutive slots whose targets lie in the
- * 64 KiB of code below rb_vm_exec (the VM's instructions are labels of
- * one function, vm_exec_core, which the linker put just before it); 0 if
- * no run of 64 or more.
+ * 64 KiB of code below rb_vm_exec, or the 128 KiB above if above (the
+ * VM's instructions are labels of one function, vm_exec_core, of vm.c as
+ * rb_vm_exec is: Debian's libruby has it just below, a static 3.3 of
+ * GCC 12's -O3 62 to 84 KiB above); 0 if no run of 64 or more.
  */
-static uint64_t lowest_instruction(const struct rb_elf *f)
+static uint64_t lowest_instruction(const struct rb_elf *f, bool above)
 {
 	Elf_Data *d = f->rela ? elf_section_data(f->rela, ELF_MAX_SYMTAB_BYTES) : NULL;
 	uint64_t prev = 0, run_lo = ~0ull, best_lo = 0;
@@ -250,8 +321,9 @@ static uint64_t lowest_instruction(const struct rb_elf *f)
 
 	for (i = 0; d && f->vm_exec && gelf_getrela(d, i, &r); i++) {
 		uint64_t t = (uint64_t)r.r_addend;
-		bool in = GELF_R_TYPE(r.r_info) == R_RELATIVE && t < f->vm_exec &&
-			  f->vm_exec - t <= 0x10000;
+		bool in = GELF_R_TYPE(r.r_info) == R_RELATIVE &&
+			  (above ? t > f->vm_exec && t - f->vm_exec <= 0x20000
+				 : t < f->vm_exec && f->vm_exec - t <= 0x10000);
 
 		if (in && run && r.r_offset == prev + 8) {
 			run++;
@@ -309,47 +381,25 @@ static bool vm_exec_from_code(struct rb_elf *f, int fd)
 }
 
 /*
- * Where the symbol table is (ruby_global_symbols, not exported): rb_id2str
- * turns an ID into its serial (cmp $tLAST_OP_ID, then shr 4) and jumps to
- * the lookup, whose first RIP-relative cmp with %edi reads the table's
- * last_id, confirmed by the load of its ids array 16 bytes on. false if
- * the code is not of that shape.
+ * In code at (n bytes of it read into look): the first RIP-relative
+ * "cmp %reg32,X(%rip)" (39, ModRM 00 reg 101), the table's last_id,
+ * confirmed by a load "mov X+16(%rip),%reg64" (48 8b) of its ids array
+ * after it. false if none.
  */
-static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint32_t *last_op_id)
+static bool table_in(const uint8_t *look, size_t n, uint64_t at, uint64_t *last_id)
 {
-	uint8_t code[32], look[160];
-	uint64_t at;
-	int32_t rel;
-	size_t i;
+	size_t i, j;
 
-	if (!f->id2str || runtime_elf_read(&f->segs, fd, f->id2str, code, sizeof(code)) != 1)
-		return false;
-	/* (within 24 bytes: 3.3 starts with endbr64 and puts the shr first) */
-	for (i = 0; i + 7 <= 24 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
-		;
-	if (i + 7 > 24)
-		return false;
-	memcpy(last_op_id, code + i + 3, 4);
-	for (i = 0; i + 5 <= sizeof(code) && code[i] != 0xe9; i++)
-		;
-	if (i + 5 > sizeof(code))
-		return false;
-	at = f->id2str + i + 5 + s32_at(code + i + 1);
-	if (runtime_elf_read(&f->segs, fd, at, look, sizeof(look)) != 1)
-		return false;
-	for (i = 0; i + 6 <= sizeof(look); i++) {
-		uint64_t x, ids;
-		size_t j;
+	for (i = 0; i + 6 <= n; i++) {
+		uint64_t x;
 
-		if (look[i] != 0x39 || look[i + 1] != 0x3d)
+		if (look[i] != 0x39 || (look[i + 1] & 0xc7) != 0x05)
 			continue;
-		rel = s32_at(look + i + 2);
-		x = at + i + 6 + rel;
-		for (j = i + 6; j + 7 <= sizeof(look); j++) {
+		x = at + i + 6 + s32_at(look + i + 2);
+		for (j = i + 6; j + 7 <= n; j++) {
 			if (look[j] != 0x48 || look[j + 1] != 0x8b || (look[j + 2] & 0xc7) != 0x05)
 				continue;
-			ids = at + j + 7 + s32_at(look + j + 3);
-			if (ids == x + 16) {
+			if (at + j + 7 + s32_at(look + j + 3) == x + 16) {
 				*last_id = x;
 				return true;
 			}
@@ -357,6 +407,43 @@ static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint
 		return false;
 	}
 	return false;
+}
+
+/*
+ * Where the symbol table is (ruby_global_symbols, not exported): rb_id2str
+ * turns an ID into its serial (cmp $tLAST_OP_ID, then shr 4) and looks it
+ * up, in a function it jumps to (Debian's libruby) or inline (a static
+ * 3.3 of GCC 12's -O3), whose first RIP-relative cmp reads the table's
+ * last_id, confirmed by the load of its ids array 16 bytes on; the
+ * symbol, where .symtab has it. false if the code is not of that shape.
+ */
+static bool symbol_table(const struct rb_elf *f, int fd, uint64_t *last_id, uint32_t *last_op_id)
+{
+	uint8_t code[160], look[160];
+	uint64_t at;
+	size_t i;
+
+	if (!f->id2str || runtime_elf_read(&f->segs, fd, f->id2str, code, sizeof(code)) != 1)
+		return false;
+	/* (within 64 bytes: 3.3 starts with endbr64 and puts the shr first, or saves registers) */
+	for (i = 0; i + 7 <= 64 && !(code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff); i++)
+		;
+	if (i + 7 > 64)
+		return false;
+	memcpy(last_op_id, code + i + 3, 4);
+	if (f->global_symbols) {
+		*last_id = f->global_symbols;
+		return true;
+	}
+	/* The lookup's jump within the first 32 bytes, else the lookup inline. */
+	for (i = 0; i + 5 <= 32 && code[i] != 0xe9; i++)
+		;
+	if (i + 5 > 32)
+		return table_in(code, sizeof(code), f->id2str, last_id);
+	at = f->id2str + i + 5 + s32_at(code + i + 1);
+	if (runtime_elf_read(&f->segs, fd, at, look, sizeof(look)) != 1)
+		return false;
+	return table_in(look, sizeof(look), at, last_id);
 }
 
 /*
@@ -369,7 +456,7 @@ static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc, uint64_t
 	static const uint8_t load_vm[] = { 0x48, 0x8b, 0x00 }, and1[] = { 0x83, 0xe0, 0x01 };
 	static const uint8_t test_vm[] = { 0x48, 0x85, 0xc0, 0x74 };
 	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	uint8_t buf[37], *c = buf;
+	uint8_t buf[37], *c = buf, *p;
 	uint64_t at = f->during_gc;
 
 	if (!f->during_gc || runtime_elf_read(&f->segs, fd, f->during_gc, buf, sizeof(buf)) != 1)
@@ -378,24 +465,34 @@ static bool gc_flag(const struct rb_elf *f, int fd, struct ruby_gc *gc, uint64_t
 		c += 4, at += 4;
 	/*
 	 * mov GOT(%rip),%rax (or lea VAR(%rip),%rax where the variable is
-	 * hidden); mov (%rax),%rax; [test %rax,%rax; je]; mov off32(%rax),%rax;
-	 * movzbl off8(%rax),%eax; shr $b,%al; and $1,%eax
+	 * hidden); mov (%rax),%rax; or, in a program, mov VAR(%rip),%rax;
+	 * then [test %rax,%rax; je]; mov off32(%rax),%rax; movzbl
+	 * off8(%rax),%eax; shr $b,%al; and $1,%eax
 	 */
-	if (c[0] != 0x48 || (c[1] != 0x8b && c[1] != 0x8d) || c[2] != 0x05 || memcmp(c + 7, load_vm, 3))
+	if (c[0] != 0x48 || (c[1] != 0x8b && c[1] != 0x8d) || c[2] != 0x05)
 		return false;
-	/* Not exported: the variable the lea names (a GOT slot's would need its relocation). */
-	*vm_ptr = f->vm_ptr ? f->vm_ptr : c[1] == 0x8d ? at + 7 + s32_at(c + 3) : 0;
+	if (!memcmp(c + 7, load_vm, 3)) {
+		/* Not exported: the variable the lea names (a GOT slot's would need its relocation). */
+		*vm_ptr = f->vm_ptr ? f->vm_ptr : c[1] == 0x8d ? at + 7 + s32_at(c + 3) : 0;
+		p = c + 10;
+	} else if (c[1] == 0x8b && f->executable) {
+		/* The program's own variable, loaded directly. */
+		*vm_ptr = at + 7 + s32_at(c + 3);
+		p = c + 7;
+	} else {
+		return false;
+	}
 	if (!*vm_ptr)
 		return false;
-	if (!memcmp(c + 10, test_vm, sizeof(test_vm)))
-		c += 5;
-	if (c[10] != 0x48 || c[11] != 0x8b || c[12] != 0x80 || c[17] != 0x0f || c[18] != 0xb6 ||
-	    c[19] != 0x40 || c[21] != 0xc0 || c[22] != 0xe8 || memcmp(c + 24, and1, 3) || c[23] > 7)
+	if (!memcmp(p, test_vm, sizeof(test_vm)))
+		p += 5;
+	if (p[0] != 0x48 || p[1] != 0x8b || p[2] != 0x80 || p[7] != 0x0f || p[8] != 0xb6 ||
+	    p[9] != 0x40 || p[11] != 0xc0 || p[12] != 0xe8 || memcmp(p + 14, and1, 3) || p[13] > 7)
 		return false;
-	gc->objspace_off = (uint16_t)s32_at(c + 13);
-	gc->flags_off = c[20];
-	gc->bit = c[23];
-	return s32_at(c + 13) > 0 && s32_at(c + 13) < 0x10000;
+	gc->objspace_off = (uint16_t)s32_at(p + 3);
+	gc->flags_off = p[10];
+	gc->bit = p[13];
+	return s32_at(p + 3) > 0 && s32_at(p + 3) < 0x10000;
 }
 
 int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
@@ -403,7 +500,8 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	struct rb_elf f = { .path = path };
 	const struct ruby_layout *l;
 	const struct runtime_segment *code;
-	uint64_t tls, first, lo, hi, syms, vm_ptr;
+	uint64_t tls = 0, first, lo, hi, syms, vm_ptr;
+	int64_t tp_off = 0;
 	int32_t version[3];
 	int ret;
 
@@ -426,21 +524,32 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	out->version = version[0] << 8 | version[1];
 	l = ruby_layout_of(version[0], version[1]);
 	code = runtime_code_segment(&f.segs);
-	tls = f.has_ec ? ec_tls_pair(&f, fd) : ec_tls_pair_from_code(&f, fd);
+	/* A program's own TLS variable is at a fixed place from the thread pointer. */
+	if (f.executable)
+		tp_off = ec_tp_offset(&f, fd);
+	else
+		tls = f.has_ec ? ec_tls_pair(&f, fd) : ec_tls_pair_from_code(&f, fd);
 	if (!f.vm_exec && vm_exec_from_code(&f, fd))
 		debug("ruby: '%s': rb_vm_exec (hidden) at 0x%llx, rb_iseq_eval_main's tail call", path,
 		      (unsigned long long)f.vm_exec);
-	first = lowest_instruction(&f);
-	if (!l || !code || !tls || !first || !function_bounds(&f, fd, first, &lo, &hi)) {
+	/* vm_exec_core by its symbol where .symtab has it, else by its table. */
+	first = f.exec_core ? f.exec_core : lowest_instruction(&f, false);
+	if (!first)
+		first = lowest_instruction(&f, true);
+	if (!l || !code || (!tls && !tp_off) || !first ||
+	    !function_bounds(&f, fd, first, &lo, &hi)) {
 		debug("ruby: '%s' (Ruby %d.%d): %s", path, version[0], version[1],
 		      !l ? "a version not in the table" : !code ? "no code segment"
-		      : !tls ? "ruby_current_ec's GOT pair not found (symbol or rb_errinfo's code)"
+		      : f.executable && !tp_off ? "ruby_current_ec's TLS offset not found (symbol and "
+						  "PT_TLS, or rb_errinfo's code)"
+		      : !tls && !tp_off ? "ruby_current_ec's GOT pair not found (symbol or rb_errinfo's code)"
 		      : !f.vm_exec ? "rb_vm_exec not found (symbol or rb_iseq_eval_main's code)"
 		      : !first ? "no table of the VM's instructions" : "vm_exec_core's bounds not found");
 		goto out;
 	}
 	out->l = *l;
-	out->ec_tls_rel = tls - (code->vaddr - code->offset);
+	out->ec_tls_rel = tls ? tls - (code->vaddr - code->offset) : 0;
+	out->ec_tp_off = tp_off;
 	out->vm_exec_lo_rel = lo - (code->vaddr - code->offset);
 	out->vm_exec_hi_rel = hi - (code->vaddr - code->offset);
 	out->vm_entry_lo_rel = f.vm_exec - (code->vaddr - code->offset);
@@ -457,9 +566,10 @@ int ruby_file_identify(int fd, const char *path, struct ruby_file *out)
 	else
 		debug("ruby: '%s': rb_during_gc of another shape: GC not told apart", path);
 	out->known = 1;
-	debug("ruby: '%s' (Ruby %d.%d): vm_exec_core 0x%llx..0x%llx, ruby_current_ec's GOT pair 0x%llx",
+	debug("ruby: '%s' (Ruby %d.%d): vm_exec_core 0x%llx..0x%llx, ruby_current_ec's %s 0x%llx",
 	      path, version[0], version[1], (unsigned long long)lo, (unsigned long long)hi,
-	      (unsigned long long)tls);
+	      tls ? "GOT pair" : "offset from the thread pointer -",
+	      (unsigned long long)(tls ? tls : (uint64_t)-tp_off));
 out:
 	elf_end(f.elf);
 	return ret;

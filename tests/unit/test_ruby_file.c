@@ -16,6 +16,9 @@
 
 #define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.2"
 #define LIBRUBY33 "/var/cache/bpfprof-test/newer-root/usr/lib/x86_64-linux-gnu/libruby-3.3.so.3.3.8"
+#define STATIC_RUBY "/var/cache/bpfprof-test/ruby-static/bin/ruby"
+/* Its TLS block: 0x18 bytes aligned 8, ruby_current_ec at 0x10 (GCC 12, 3.3.8). */
+#define STATIC_EC_TP_OFF (-8)
 
 static int identify(const char *path, struct ruby_file *f)
 {
@@ -97,6 +100,44 @@ void test_ruby_file(void)
 		CHECK(f.last_op_id == 0xa9, "ruby: trixie's 3.3: tLAST_OP_ID 169 (%u, table %#llx)",
 		      f.last_op_id, (unsigned long long)f.symbols_rel);
 	}
+	/*
+	 * Ruby 3.3 built static (tests/tools/static_ruby.sh): the VM in the
+	 * executable, ruby_current_ec its own TLS variable, read at a fixed
+	 * offset from the thread pointer, no GOT pair.
+	 */
+	ret = identify(STATIC_RUBY, &f);
+	if (ret < 0)
+		unit_skip("no static Ruby (tests/tools/static_ruby.sh builds it)", "ruby: %s", STATIC_RUBY);
+	else {
+		CHECK(ret == 1 && f.known && f.version == 0x303 && !f.ec_tls_rel,
+		      "ruby: the static ruby is Ruby 3.3, read, no GOT pair (ret %d, known %u, version "
+		      "%#x, pair %#llx)", ret, f.known, f.version, (unsigned long long)f.ec_tls_rel);
+		/* What its own code reads: rb_errinfo's mov %fs:STATIC_EC_TP_OFF,%rax. */
+		CHECK(f.ec_tp_off == STATIC_EC_TP_OFF,
+		      "ruby: the static ruby's ruby_current_ec at %%fs:%lld, as its code reads it (%lld)",
+		      (long long)STATIC_EC_TP_OFF, (long long)f.ec_tp_off);
+		/*
+		 * Build ID da4d9914...: vm_exec_core 0x240d30..0x246882 (its
+		 * symbol), 62 KiB above rb_vm_exec 0x231860; rb_id2str's lookup
+		 * inline, the table the symbol ruby_global_symbols; rb_during_gc
+		 * loads ruby_current_vm_ptr directly (no GOT). Another build of
+		 * the same source and compiler may place them elsewhere: checked
+		 * by what holds for any.
+		 */
+		CHECK(f.vm_exec_lo_rel < f.vm_exec_hi_rel && f.vm_exec_hi_rel - f.vm_exec_lo_rel > 0x1000 &&
+			      f.vm_entry_lo_rel < f.vm_entry_hi_rel && f.symbols_rel && f.last_op_id == 0xa9,
+		      "ruby: the static ruby: vm_exec_core %#llx..%#llx, rb_vm_exec %#llx, the symbol "
+		      "table %#llx, tLAST_OP_ID %u", (unsigned long long)f.vm_exec_lo_rel,
+		      (unsigned long long)f.vm_exec_hi_rel, (unsigned long long)f.vm_entry_lo_rel,
+		      (unsigned long long)f.symbols_rel, f.last_op_id);
+		CHECK(f.gc.vm_ptr && f.gc.objspace_off == 0x518 && f.gc.flags_off == 0x10 && f.gc.bit == 5,
+		      "ruby: the static ruby: GC flag, vm at %#llx, objspace +0x518, flags +0x10, bit 5 "
+		      "(%#x, %#x, %u)", (unsigned long long)f.gc.vm_ptr, f.gc.objspace_off,
+		      f.gc.flags_off, f.gc.bit);
+	}
+	/* Libruby's in its shared case: a GOT pair, no offset from the thread pointer. */
+	if (identify(LIBRUBY, &f) == 1)
+		CHECK(f.ec_tls_rel && !f.ec_tp_off, "ruby: libruby-3.1's context through its GOT pair");
 	CHECK(identify("/usr/lib/x86_64-linux-gnu/libc.so.6", &f) == 0, "ruby: libc is no Ruby");
 	CHECK(identify("/etc/passwd", &f) == 0, "ruby: a text file is no Ruby");
 	CHECK(ruby_layout_of(3, 1) && !ruby_layout_of(9, 9), "ruby: the layout table has 3.1, not 9.9");
