@@ -907,13 +907,19 @@ static const struct runtime_info ruby_info = {
 	.option = "ruby",
 	.what = "Ruby",
 	.versions = "CRuby 3.1 and 3.3",
-	.builds = "libruby a shared library (Debian's, `--enable-shared`), under YJIT too; a "
-		  "build that hides `ruby_current_ec` while its `.symtab` is there",
-	.not_read = "2.7, 3.0, 3.2, 3.4 and later; a `ruby` linked statically with its VM "
-		    "(ruby-build's default); a build that hides its symbols, stripped of `.symtab`",
+	.builds = "libruby a shared library (Debian's, `--enable-shared`), under YJIT too, in "
+		  "`ruby` or embedded in another program; a `ruby` built static with its VM "
+		  "(`--disable-shared`, ruby-build's default); a build that hides "
+		  "`ruby_current_ec` while its `.symtab` is there, or stripped of it where exported "
+		  "code gives them (Debian trixie's `ruby3.3`)",
+	.not_read = "2.7, 3.0, 3.2, 3.4 and later; a build that hides its symbols, stripped of "
+		    "`.symtab`, whose `rb_errinfo`, `rb_iseq_eval_main` or `rb_during_gc` are of "
+		    "another shape (warned: \"cannot read\")",
 	.layout = "a row by version (`ruby_api_version`) in `src/runtime/ruby_file.c`; the rest "
 		  "from the file's code and relocations, no debug information needed",
-	.tested = "`e2e/ruby`: Debian's 3.1, interpreted and under YJIT; 3.3.8 built from its "
+	.tested = "`e2e/ruby`: Debian's 3.1, interpreted and under YJIT, and embedded in a C "
+		  "program; trixie's `ruby3.3` (stripped) in the newer root; 3.3.8 built static "
+		  "from Debian's source (`tests/tools/static_ruby.sh`); 3.3.8 built shared from its "
 		  "release only with `RUBY_EXTRA` (not in `make test`)",
 	/* Rose: Ruby's red, kept apart from the native reds by its blue. */
 	.colour = { { 215, 40, 0 }, { 80, 50, 1 }, { 140, 50, 1 } },
