@@ -94,7 +94,11 @@ start=$(date +%s)
 	make install
 	cd "$BUILD"
 	rm -rf ruby-*/
-) > "$LOG" 2>&1 || fail "the build failed: $(grep -E '^(E|W): |rror|failed' "$LOG" | tail -1) (log: $LOG)"
+) > "$LOG" 2>&1
+# (not "( ... ) || fail": set -e does nothing in a subshell whose status is tested)
+# The reason: apt's first complaint, else the build's last error.
+[ $? = 0 ] || fail "the build failed: $(grep -m1 -E '^(E|W): ' "$LOG" ||
+	grep -E 'rror|failed' "$LOG" | tail -1) (log: $LOG)"
 "$PREFIX/bin/ruby" -e 'exit 0' || fail "$PREFIX/bin/ruby does not run (log: $LOG)"
 
 secs=$(($(date +%s) - start))
