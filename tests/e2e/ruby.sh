@@ -129,19 +129,26 @@ else
 fi
 
 # 1b. The same split under stackprof (Ruby's own sampling profiler) in the same process:
-# each method's share of the samples from both, within 5 points.
+# each method's share of the samples from both, within 5 points. stackprof's SIGPROF
+# (ITIMER_PROF) fires only at a scheduler tick (HZ) that finds the process running: some 250
+# samples a CPU second at best, fewer under load, and then its split drifts from the
+# workload's own clock (alpha 74-77 % against the clock's 65-66 % with three busy loops on two
+# CPUs, 900-1,000 samples in 6 s; bpfprof 65.2-65.9 %). Where stackprof is more than 5 points off
+# the clock the comparison says so and is skipped: bpfprof against the clock is check 1.
 start_window stackprof $SPLIT_S "$RUBY" $RW/rb_stackprof.rb
 profile_window stackprof -F $F
-read -r spa spb < "$T/stackprof.out"
+read -r spa spb owa owb < "$T/stackprof.out"
 st_total=$(folded_total "$T/stackprof.folded")
 bpa=$(share "$(sum_matching "$T/stackprof.folded" ";alpha $FR(;|\$)")" "$st_total")
 bpb=$(share "$(sum_matching "$T/stackprof.folded" ";beta $FR(;|\$)")" "$st_total")
 close5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'; }
-# stackprof's own count: its SIGPROF (ITIMER_PROF) fires only at a scheduler tick that finds the
-# process running, so under load it takes far fewer than one a millisecond (its share's noise grows).
 sp_n=$(sed -n 's/^rb_stackprof: \([0-9]*\) samples.*/\1/p' "$T/stackprof.wl")
-check "stackprof: alpha $bpa % and beta $bpb % of $st_total samples in bpfprof, ${spa:-?} % and ${spb:-?} % of ${sp_n:-?} samples in stackprof (within 5 points)" \
-	'[ "$RC" = 0 ] && [ "$st_total" -gt 10000 ] && [ -n "$spa" ] && close5 "$bpa" "$spa" && close5 "$bpb" "$spb"'
+if [ -n "$owb" ] && ! { close5 "$spa" "$owa" && close5 "$spb" "$owb"; }; then
+	ok "stackprof # SKIP stackprof's own split, alpha $spa % and beta $spb % of $sp_n samples, is off the workload's clock ($owa % and $owb %) by more than 5 points (bpfprof: $bpa % and $bpb %)"
+else
+	check "stackprof: alpha $bpa % and beta $bpb % of $st_total samples in bpfprof, ${spa:-?} % and ${spb:-?} % of ${sp_n:-?} samples in stackprof (within 5 points; the workload's clock ${owa:-?} % and ${owb:-?} %)" \
+		'[ "$RC" = 0 ] && [ "$st_total" -gt 10000 ] && [ -n "$owb" ] && close5 "$bpa" "$spa" && close5 "$bpb" "$spb"'
+fi
 
 # pprof: the Ruby file in Functions, the line in Lines.
 start_window pprof 3 "$RUBY" $RW/rb_split.rb
