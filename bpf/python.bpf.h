@@ -197,10 +197,11 @@ static long py_walk_step(__u32 i, void *unused)
 		return py_walk_end(w, INTERP_WALK_DEPTH);
 	if (!code || bpf_probe_read_user(&line, sizeof(line), (void *)(code + w->off.code_firstlineno)))
 		return py_walk_end(w, INTERP_WALK_FAULT);
-	instr = w->off.frames == PY_FRAMES_310 ? buf_u32(w, w->off.frame_instr)
-					       : (__u32)(buf_u64(w, w->off.frame_instr) - code);
+	instr = w->off.frames == PY_FRAMES_310 || w->off.frames == PY_FRAMES_38
+			? buf_u32(w, w->off.frame_instr)
+			: (__u32)(buf_u64(w, w->off.frame_instr) - code);
 	instr &= ~INTERP_FRAME_ENTRY;
-	/* 3.10: every frame is an eval call of its own; 3.11: is_entry says. */
+	/* 3.8-3.10: every frame is an eval call of its own; 3.11: is_entry says. */
 	if (w->off.frames != PY_FRAMES_312 && w->off.frames != PY_FRAMES_314 && entry)
 		instr |= INTERP_FRAME_ENTRY;
 	f = &w->stack.frames[n & (INTERP_MAX_FRAMES - 1)];

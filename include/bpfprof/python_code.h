@@ -22,10 +22,10 @@
 #define PY_LINETABLE_MAX (1u << 20)
 
 struct py_code_info {
-	char *qualname;		/* UTF-8; 3.10: co_name */
+	char *qualname;		/* UTF-8; 3.8-3.10: co_name */
 	char *filename;		/* UTF-8 */
 	uint32_t firstlineno;
-	uint8_t *linetable;	/* co_linetable's bytes */
+	uint8_t *linetable;	/* co_linetable's bytes (3.8, 3.9: co_lnotab's) */
 	uint32_t linetable_len;
 };
 

@@ -31,6 +31,7 @@ enum py_frame_layout {
 	PY_FRAMES_311,		/* _PyInterpreterFrames by previous; is_entry marks an eval call's first */
 	PY_FRAMES_312,		/* as 3.11, but an eval call starts with a frame owned by the C stack */
 	PY_FRAMES_314,		/* as 3.12, but f_executable is a tagged _PyStackRef (PY_STACKREF_TAGS) */
+	PY_FRAMES_38,		/* 3.8, 3.9: as 3.10, but f_lasti counts bytes (lines: co_lnotab) */
 };
 
 /* _PyInterpreterFrame.owner of the frame an eval call pushes first (3.12, 3.13). */
@@ -62,21 +63,21 @@ struct py_offsets {
 	__u16 frames;			/* enum py_frame_layout */
 	/* Walk: _PyRuntime -> main interpreter -> its threads -> each one's newest frame. */
 	__u16 runtime_interpreters_head; /* _PyRuntimeState.interpreters.head */
-	__u16 interp_threads_head;	/* PyInterpreterState.threads.head (3.10: tstate_head) */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head (3.8-3.10: tstate_head) */
 	__u16 tstate_next;		/* PyThreadState.next */
 	__u16 tstate_thread_id;		/* PyThreadState.thread_id: the thread's pthread_self() */
-	__u16 tstate_frame;		/* 3.10: .frame; 3.11, 3.12: .cframe; 3.13: .current_frame */
+	__u16 tstate_frame;		/* 3.8-3.10: .frame; 3.11, 3.12: .cframe; 3.13: .current_frame */
 	__u16 cframe_current_frame;	/* 3.11, 3.12: _PyCFrame.current_frame; else PY_NO_MEMBER */
 	__u16 frame_code;		/* f_code (3.13: f_executable) */
-	__u16 frame_previous;		/* 3.10: f_back; else previous */
-	__u16 frame_instr;		/* 3.10: int f_lasti; 3.11, 3.12: prev_instr; 3.13: instr_ptr */
-	__u16 frame_entry;		/* 3.11: bool is_entry; 3.12, 3.13: char owner; 3.10: none */
+	__u16 frame_previous;		/* 3.8-3.10: f_back; else previous */
+	__u16 frame_instr;		/* 3.8-3.10: int f_lasti; 3.11, 3.12: prev_instr; 3.13: instr_ptr */
+	__u16 frame_entry;		/* 3.11: bool is_entry; 3.12, 3.13: char owner; 3.8-3.10: none */
 	/* Naming: a code object and the strings and bytes it points to. */
 	__u16 code_filename;		/* PyCodeObject.co_filename (a str) */
 	__u16 code_name;		/* co_name */
-	__u16 code_qualname;		/* co_qualname; 3.10: none (co_name then) */
+	__u16 code_qualname;		/* co_qualname; 3.8-3.10: none (co_name then) */
 	__u16 code_firstlineno;		/* int co_firstlineno */
-	__u16 code_linetable;		/* co_linetable (a bytes; 3.10's PEP 626 form, else 3.11's) */
+	__u16 code_linetable;		/* a bytes: co_lnotab (3.8, 3.9), co_linetable (3.10's, 3.11's form) */
 	__u16 code_code_adaptive;	/* 3.11+: where the bytecode starts in the code object */
 	__u16 unicode_state;		/* PyASCIIObject.state: a 32-bit word of bit fields */
 	__u16 unicode_length;		/* PyASCIIObject.length (code points) */
@@ -127,9 +128,9 @@ struct python_process {
 
 /*
  * A Python frame (interp.h's interp_frame): its code object, and in instr
- * where in it (with INTERP_FRAME_ENTRY on an eval call's first): 3.10,
- * f_lasti (code units); later, the instruction pointer less the code
- * object's address (bytes).
+ * where in it (with INTERP_FRAME_ENTRY on an eval call's first): 3.8,
+ * 3.9, f_lasti (bytes); 3.10, f_lasti (code units); later, the
+ * instruction pointer less the code object's address (bytes).
  */
 
 #endif

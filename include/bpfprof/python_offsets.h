@@ -15,10 +15,10 @@
 #include "bpfprof/python_frames.h"
 
 /*
- * PyASCIIObject.state's bit fields, the same from 3.10 to 3.13 (their
+ * PyASCIIObject.state's bit fields, the same from 3.8 to 3.13 (their
  * DW_AT_data_bit_offset and DW_AT_bit_size in each build): interned 0-1,
  * kind 2-4 (1, 2 or 4 bytes a code point), compact 5, ascii 6; bit 7 is
- * ready in 3.10 and 3.11, statically_allocated in 3.12 and 3.13.
+ * ready in 3.8 to 3.11, statically_allocated in 3.12 and 3.13.
  */
 #define PY_UNICODE_KIND_SHIFT 2
 #define PY_UNICODE_KIND_MASK 7
@@ -46,13 +46,14 @@ enum py_unread {
  * (defines the object _PyRuntime, in .dynsym; in .symtab too for a file
  * whose name or soname says "pythonX.Y"): 1 with *out filled, 0 if not,
  * or a negative errno. The version is the file's Py_Version (3.11 on),
- * else 3.10 if it exports Py_NewRef, else the "pythonX.Y" of its soname or
- * name. The layout: the table's for 3.10 to 3.12, the file's own
+ * else 3.10, 3.9 or 3.8 by the first it exports of Py_NewRef,
+ * PyFrame_GetCode and PyCode_NewWithPosOnlyArgs, else the "pythonX.Y" of
+ * its soname or name. The layout: the table's for 3.8 to 3.12, the file's own
  * _Py_DebugOffsets (read from the file's _PyRuntime, no process needed)
  * from 3.13 on. out->off.frames is PY_FRAMES_NONE, out->off.version still
  * said and out->unread why, for a version or a build bpfprof does not
  * read: neither in the table nor a _Py_DebugOffsets layout it knows, a
- * 32-bit or big-endian file, a Py_TRACE_REFS build (3.10-3.12), a
+ * 32-bit or big-endian file, a Py_TRACE_REFS build (3.8-3.12), a
  * free-threaded build, _Py_DebugOffsets without the cookie, of another
  * version or with offsets outside their structs, offsets a frame or code
  * read cannot reach.

@@ -135,7 +135,7 @@ static const char *unread_why(uint32_t why)
 	case PY_UNREAD_REACH:
 		return "its offsets lie past what a frame or code read reaches";
 	default:
-		return "bpfprof reads CPython 3.10 to 3.14";
+		return "bpfprof reads CPython 3.8 to 3.14";
 	}
 }
 
@@ -489,17 +489,19 @@ static const struct runtime_info python_info = {
 	.kind = RUNTIME_PYTHON,
 	.option = "python",
 	.what = "Python",
-	.versions = "CPython 3.10 to 3.14",
+	.versions = "CPython 3.8 to 3.14",
 	.builds = "libpython shared, or linked into the executable (Debian's `python3.11`); a "
 		  "static build that exports no symbols when its name gives its version",
-	.not_read = "3.9 and older, 3.15 and later; free-threaded builds (`python3.13t`, "
+	.not_read = "3.7 and older, 3.15 and later; free-threaded builds (`python3.13t`, "
 		    "`python3.14t`); `Py_TRACE_REFS` debug builds before 3.13",
-	.layout = "a table by version (`Py_Version`; 3.10 by `Py_NewRef`), unit-tested against "
-		  "each version's DWARF, for 3.10 to 3.12; from 3.13 the file's own "
+	.layout = "a table by version (`Py_Version`; 3.10, 3.9, 3.8 by `Py_NewRef`, "
+		  "`PyFrame_GetCode`, `PyCode_NewWithPosOnlyArgs`), unit-tested against "
+		  "each version's DWARF, for 3.8 to 3.12; from 3.13 the file's own "
 		  "`_Py_DebugOffsets` (read from `_PyRuntime`'s initial bytes in the file), 3.13's table "
 		  "line as a cross-check",
-	.tested = "`e2e/python`: Debian's 3.11, and 3.10.13, 3.11.7, 3.12.1 and 3.13.0 under "
-		  "`/root/.pyenv` when there; `e2e/python_sid`: Debian sid's 3.14 and 3.13 (GCC 16), in a "
+	.tested = "`e2e/python`: Debian's 3.11, bullseye's 3.9 in a root when it can be built, "
+		  "and 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0 under `/root/.pyenv` when "
+		  "there; `e2e/python_sid`: Debian sid's 3.14 and 3.13 (GCC 16), in a "
 		  "root built once per machine (`tests/tools/newer_root.sh sid`)",
 	.colour = { { 70, 70, 0 }, { 110, 70, 0 }, { 205, 50, 1 } },	/* blue */
 	.folder_files = package_files,

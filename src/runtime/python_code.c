@@ -181,6 +181,25 @@ static int line_310(const uint8_t *t, size_t len, int64_t line, uint64_t addr)
 	return -1;
 }
 
+/*
+ * 3.8, 3.9 (Objects/lnotab_notes.txt): (bytes, line delta) pairs, the
+ * delta signed; an instruction's line is the sum of the deltas of the pairs
+ * whose bytes end at or before it (as PyCode_Addr2Line).
+ */
+static int line_38(const uint8_t *t, size_t len, int64_t line, uint64_t addr)
+{
+	uint64_t start = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		start += t[i];
+		if (start > addr)
+			break;
+		line += (int8_t)t[i + 1];
+	}
+	return line < 0 || line > INT32_MAX ? -1 : (int)line;
+}
+
 /* 3.11's varints: 6 bits a byte, low first, 0x40 says more follow. */
 static uint64_t varint(const uint8_t *t, size_t len, size_t *i)
 {
@@ -246,6 +265,8 @@ static int line_311(const uint8_t *t, size_t len, int64_t line, uint64_t addr)
 int python_linetable_line(int frames, const uint8_t *table, size_t len, int firstlineno,
 			  uint64_t addr)
 {
+	if (frames == PY_FRAMES_38)
+		return line_38(table, len, firstlineno, addr);
 	if (frames == PY_FRAMES_310)
 		return line_310(table, len, firstlineno, addr);
 	return line_311(table, len, firstlineno, addr);
@@ -256,11 +277,11 @@ uint32_t python_code_line(const struct py_offsets *o, const struct py_code_info 
 	uint64_t addr;
 	int line;
 
-	if (o->frames == PY_FRAMES_310) {
-		/* f_lasti counts code units; -1 (masked: 0x7fffffff): not started. */
+	if (o->frames == PY_FRAMES_310 || o->frames == PY_FRAMES_38) {
+		/* f_lasti counts code units (3.8, 3.9: bytes); -1 (masked: 0x7fffffff): not started. */
 		if (instr >= 0x7fffffff)
 			return c->firstlineno;
-		addr = (uint64_t)instr * 2;
+		addr = o->frames == PY_FRAMES_38 ? instr : (uint64_t)instr * 2;
 	} else {
 		/* The instruction pointer less the code object: less the bytecode's start. */
 		if (instr < o->code_code_adaptive)

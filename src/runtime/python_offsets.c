@@ -14,7 +14,8 @@
 /*
  * x86-64 (LP64), from each version's headers; tests/unit/test_python_offsets.c
  * checks every member against the DWARF of a build of each. What moves:
- * 3.11 walks _PyInterpreterFrames through tstate->cframe, 3.12 moves the
+ * 3.10 trades a frame's f_stacktop pointer for an int (f_lasti, now in
+ * code units, 8 bytes nearer) and co_lnotab for co_linetable, 3.11 walks _PyInterpreterFrames through tstate->cframe, 3.12 moves the
  * code pointer to a frame's start and drops a str's wstr (smaller str
  * headers), 3.13 drops cframe and grows the runtime and interpreter states.
  * From 3.13 on the file's own _Py_DebugOffsets give the layout (below);
@@ -23,6 +24,31 @@
  * from its _Py_DebugOffsets.
  */
 static const struct py_offsets known[] = {
+	/* 3.9 moves much of the interpreter and runtime states, nothing read here. */
+	{
+		.version = 0x0308, .frames = PY_FRAMES_38,
+		.runtime_interpreters_head = 0x20, .interp_threads_head = 0x08,
+		.tstate_next = 0x08, .tstate_thread_id = 0xb0, .tstate_frame = 0x18,
+		.cframe_current_frame = NONE,
+		.frame_code = 0x20, .frame_previous = 0x18, .frame_instr = 0x68, .frame_entry = NONE,
+		.code_filename = 0x68, .code_name = 0x70, .code_qualname = NONE,
+		.code_firstlineno = 0x28, .code_linetable = 0x78, .code_code_adaptive = NONE,
+		.unicode_state = 0x20, .unicode_length = 0x10,
+		.unicode_ascii_data = 48, .unicode_compact_data = 72,
+		.bytes_size = 0x10, .bytes_data = 0x20, .object_type = 0x08,
+	},
+	{
+		.version = 0x0309, .frames = PY_FRAMES_38,
+		.runtime_interpreters_head = 0x20, .interp_threads_head = 0x08,
+		.tstate_next = 0x08, .tstate_thread_id = 0xb0, .tstate_frame = 0x18,
+		.cframe_current_frame = NONE,
+		.frame_code = 0x20, .frame_previous = 0x18, .frame_instr = 0x68, .frame_entry = NONE,
+		.code_filename = 0x68, .code_name = 0x70, .code_qualname = NONE,
+		.code_firstlineno = 0x28, .code_linetable = 0x78, .code_code_adaptive = NONE,
+		.unicode_state = 0x20, .unicode_length = 0x10,
+		.unicode_ascii_data = 48, .unicode_compact_data = 72,
+		.bytes_size = 0x10, .bytes_data = 0x20, .object_type = 0x08,
+	},
 	{
 		.version = 0x030a, .frames = PY_FRAMES_310,
 		.runtime_interpreters_head = 0x20, .interp_threads_head = 0x08,
@@ -90,6 +116,8 @@ struct interp_file {
 	uint64_t eval, eval_size;	/* _PyEval_EvalFrameDefault's vaddr and size; 0: none */
 	bool symtab;			/* its .symtab read too */
 	bool new_ref;			/* exports Py_NewRef: 3.10 or later */
+	bool frame_get_code;		/* exports PyFrame_GetCode: 3.9 or later */
+	bool posonly;			/* exports PyCode_NewWithPosOnlyArgs: 3.8 or later */
 	bool trace_refs;		/* exports _Py_ForgetReference: objects grow a list head */
 	bool native;			/* 64-bit little-endian, as the table's numbers */
 	bool msb;			/* big-endian: how Py_Version reads */
@@ -114,6 +142,10 @@ static void note_symbol(void *file, const char *name, const GElf_Sym *s, size_t 
 		f->eval = s->st_value, f->eval_size = s->st_size;
 	else if (type == STT_FUNC && !strcmp(name, "Py_NewRef"))
 		f->new_ref = true;
+	else if (type == STT_FUNC && !strcmp(name, "PyFrame_GetCode"))
+		f->frame_get_code = true;
+	else if (type == STT_FUNC && !strcmp(name, "PyCode_NewWithPosOnlyArgs"))
+		f->posonly = true;
 	else if (type == STT_FUNC && !strcmp(name, "_Py_ForgetReference"))
 		f->trace_refs = true;
 }
@@ -184,8 +216,9 @@ static const char *base_name(const char *path)
 
 /*
  * major << 8 | minor: the file's Py_Version (PY_VERSION_HEX, 3.11 on),
- * else 3.10 if it exports Py_NewRef (new in 3.10), else the name's; 0 if
- * nothing says.
+ * else by the newest function it exports of Py_NewRef (new in 3.10),
+ * PyFrame_GetCode (3.9) and PyCode_NewWithPosOnlyArgs (3.8), else the
+ * name's; 0 if nothing says.
  */
 static int file_version(const struct runtime_segments *segs, int fd, const char *path,
 			const struct interp_file *f, unsigned *version)
@@ -201,6 +234,10 @@ static int file_version(const struct runtime_segments *segs, int fd, const char 
 			*version = f->msb ? v[0] << 8 | v[1] : v[3] << 8 | v[2];
 	} else if (f->new_ref) {
 		*version = 0x030a;
+	} else if (f->frame_get_code) {
+		*version = 0x0309;
+	} else if (f->posonly) {
+		*version = 0x0308;
 	}
 	if (!*version)
 		*version = version_in_name(f->soname);

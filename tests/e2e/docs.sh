@@ -2,7 +2,7 @@
 # The docs say what the runtimes' descriptors say (include/bpfprof/runtime_info.h): the
 # table in docs/limits.md is `bpfprof runtimes` word for word; --help, the man page, the
 # README and the docs name each runtime's versions in its descriptor's words and no others
-# ("CPython 3.10 to 3.13": a product's name and versions is always the versions read); and
+# ("CPython 3.8 to 3.13": a product's name and versions is always the versions read); and
 # no paragraph of the docs is cut short or said twice. Nothing is sampled.
 . tests/lib.sh
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Python frames, mixed with native ones, for every CPython 3.10 to 3.13 on
+# Python frames, mixed with native ones, for every CPython 3.8 to 3.13 on
 # the machine: Debian's python3.11 always, the /root/.pyenv builds when
 # present. A workload's Python split as it measured it itself; Python over
 # OpenSSL; threads, the GIL held or not; a storm of 150 ms processes; a
@@ -171,23 +171,23 @@ for py in /usr/bin/python3.11 /root/.pyenv/versions/3.10.13/bin/python3.10 /root
 done
 
 # 7. A version bpfprof does not read: said once, counted, native frames kept.
-py39=/root/.pyenv/versions/3.9.18/bin/python3.9
-if [ -x $py39 ]; then
-	run_py old $py39 $PYW/py_split.py $((RUN_S)) "$T/old.ready"
+py37=/root/.pyenv/versions/3.7.16/bin/python3.7
+if [ -x $py37 ]; then
+	run_py old $py37 $PYW/py_split.py $((RUN_S)) "$T/old.ready"
 	while [ ! -e "$T/old.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
 	$BPFPROF -F 999 -d 2 -p $PID -o "$T/old.folded" 2> "$T/old.err"
 	rc=$?
 	wait $PID
-	warned=$(grep -c "^bpfprof: warning: Python 3.9 ('.*'): its frames are not read" "$T/old.err")
+	warned=$(grep -c "^bpfprof: warning: Python 3.7 ('.*'): its frames are not read" "$T/old.err")
 	unread=$(sed -n 's/^bpfprof: python: .* \([0-9]*\) of a version not read;.*/\1/p' "$T/old.err")
 	old_ok() {
 		[ $rc = 0 ] && [ "$warned" = 1 ] && [ "${unread:-0}" -gt 100 ] &&
 			[ "$(sum_matching "$T/old.folded" 'py_split\.py')" = 0 ]
 	}
-	check "3.9: one warning line, ${unread:-no} samples counted as of a version not read, no Python frames, exit 0" \
+	check "3.7: one warning line, ${unread:-no} samples counted as of a version not read, no Python frames, exit 0" \
 		'old_ok'
 else
-	echo "# no Python 3.9 build: the unsupported version is not checked"
+	echo "# no Python 3.7 build: the unsupported version is not checked"
 fi
 
 # 8. --no-python: native frames only, and no Python summary.

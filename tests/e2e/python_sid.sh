@@ -152,7 +152,7 @@ if [ -x "$root/usr/bin/python3.14" ]; then
 		not_ok "bad input: cannot patch copies of python3.14"
 	for bad in v315 junk; do
 		case $bad in
-		v315) want_v=3.15 why='bpfprof reads CPython 3\.10 to 3\.14' ;;
+		v315) want_v=3.15 why='bpfprof reads CPython 3\.8 to 3\.14' ;;
 		junk) want_v=3.14 why="its _Py_DebugOffsets at _PyRuntime are not sane" ;;
 		esac
 		run_py $bad "$T/$bad/python3.14" "$T/pw/py_split.py" $RUN_S "$T/$bad.ready"

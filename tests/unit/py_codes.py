@@ -7,7 +7,7 @@
 # character), a name longer than bpfprof reads, lines far apart going
 # forward and back. Then every code object of the functions the
 # interpreter holds once a few stdlib modules are imported (deep-frozen
-# ones from 3.11 on among them).
+# ones from 3.11 on among them). Runs on 3.8 and later.
 #
 # Prints "CODE id id(type) firstlineno qualname file" (the two strings as
 # hex UTF-8) for each, followed by its co_lines() as "LINE id start end
@@ -17,6 +17,7 @@
 # f_lasti line" (f_lasti in bytes; -1 for the newest, sleeping on the line
 # given); then "READY pid", and sleeps there to be read.
 import ctypes
+import dis
 import gc
 import os
 import sys
@@ -140,6 +141,15 @@ def run(report):
 seen = set()
 
 
+def lines(code):
+    """co_lines() (3.10 on); before, the ranges dis.findlinestarts gives from co_lnotab."""
+    if hasattr(code, "co_lines"):
+        return code.co_lines()
+    starts = list(dis.findlinestarts(code))
+    ends = [start for start, _ in starts[1:]] + [len(code.co_code)]
+    return [(start, end, line) for (start, line), end in zip(starts, ends)]
+
+
 def emit(code):
     if id(code) in seen:
         return
@@ -147,7 +157,7 @@ def emit(code):
     q = getattr(code, "co_qualname", code.co_name)
     print("CODE", id(code), id(type(code)), code.co_firstlineno, q.encode().hex(),
           code.co_filename.encode().hex())
-    for start, end, line in code.co_lines():
+    for start, end, line in lines(code):
         print("LINE", id(code), start, end, -1 if line is None else line)
     for c in code.co_consts:
         if isinstance(c, type(code)):

@@ -154,12 +154,16 @@ static void parse(FILE *p, struct seen *s)
 /* The instr a frame at byte offset off of the bytecode has, as the BPF walk records it. */
 static uint32_t instr_at(const struct py_offsets *o, unsigned off)
 {
+	if (o->frames == PY_FRAMES_38)
+		return off;
 	return o->frames == PY_FRAMES_310 ? off / 2 : off + o->code_code_adaptive;
 }
 
 /* The byte offset in the bytecode of a frame's instr. */
 static int64_t offset_of(const struct py_offsets *o, uint32_t instr)
 {
+	if (o->frames == PY_FRAMES_38)
+		return instr;
 	if (o->frames == PY_FRAMES_310)
 		return 2 * (int64_t)instr;
 	return (int64_t)instr - o->code_code_adaptive;
@@ -194,7 +198,9 @@ static void check_lines(const struct seen *s, const struct py_offsets *o, const 
  * The table cut at every length: each instruction's line the whole
  * table's, or the first line, but for those of the one entry the cut went
  * through (3.11 on: up to 8 code units; 3.10's pairs are whole or
- * ignored). false on any other.
+ * ignored). 3.8's and 3.9's co_lnotab says where lines change, not which
+ * bytes have one: the bytes its whole pairs cover keep their lines, those
+ * after any. false on any other.
  */
 static bool check_cuts(const struct py_offsets *o, struct py_code_info *got, uint32_t bytecode)
 {
@@ -205,13 +211,16 @@ static bool check_cuts(const struct py_offsets *o, struct py_code_info *got, uin
 	for (off = 0; off < bytecode; off += 2)
 		whole[off / 2] = python_code_line(o, got, instr_at(o, off));
 	for (cut = 0; cut < len && ok; cut++) {
-		uint32_t lo = UINT32_MAX, hi = 0;
+		uint32_t lo = UINT32_MAX, hi = 0, covered = 0, i;
 
+		for (i = 0; i + 1 < cut; i += 2)
+			covered += got->linetable[i];
 		got->linetable_len = cut;
 		for (off = 0; off < bytecode; off += 2) {
 			uint32_t l = python_code_line(o, got, instr_at(o, off));
 
-			if (l != whole[off / 2] && l != got->firstlineno) {
+			if (o->frames == PY_FRAMES_38 ? off < covered && l != whole[off / 2]
+						       : l != whole[off / 2] && l != got->firstlineno) {
 				lo = off < lo ? off : lo;
 				hi = off;
 			}
@@ -268,11 +277,11 @@ static size_t walk(const struct py_offsets *o, pid_t pid, uint64_t tstate, struc
 	for (; frame && n < MAX_FRAMES; frame = read_word(pid, frame + o->frame_previous, 8)) {
 		uint64_t code = read_word(pid, frame + o->frame_code, 8);
 
-		if (o->frames >= PY_FRAMES_312 &&
+		if ((o->frames == PY_FRAMES_312 || o->frames == PY_FRAMES_314) &&
 		    read_word(pid, frame + o->frame_entry, 1) == PY_FRAME_OWNED_BY_CSTACK)
 			continue;
 		w[n].code = code;
-		w[n].instr = o->frames == PY_FRAMES_310
+		w[n].instr = o->frames == PY_FRAMES_310 || o->frames == PY_FRAMES_38
 				     ? read_word(pid, frame + o->frame_instr, 4)
 				     : read_word(pid, frame + o->frame_instr, 8) - code;
 		w[n++].instr &= ~INTERP_FRAME_ENTRY;
@@ -453,6 +462,7 @@ static void check_hostile_tables(void)
 {
 	static const uint8_t t310[] = { 6, 1, 4, 0x80, 8, 2, 2 };	/* odd length: the last half-pair ignored */
 	static const uint8_t t311[] = { 0x80 | 13 << 3 | 1, 0x7f /* a varint that never ends */ };
+	static const uint8_t t38[] = { 6, 1, 4, 0xff, 8, 2, 2 };	/* the same; -1 a signed byte */
 	uint8_t junk[256];
 	unsigned i, seed = 1;
 	bool sane = true;
@@ -461,6 +471,13 @@ static void check_hostile_tables(void)
 		      python_linetable_line(PY_FRAMES_310, t310, sizeof(t310), 10, 7) == -1 &&
 		      python_linetable_line(PY_FRAMES_310, t310, sizeof(t310), 10, 12) == 13,
 	      "3.10 table: lines of ranges, -1 for a range with no line");
+	CHECK(python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 0) == 10 &&
+		      python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 6) == 11 &&
+		      python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 10) == 10 &&
+		      python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 17) == 10 &&
+		      python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 18) == 12 &&
+		      python_linetable_line(PY_FRAMES_38, t38, sizeof(t38), 10, 1000) == 12,
+	      "3.8 table: the line of the last change at or before the byte, deltas signed");
 	CHECK(python_linetable_line(PY_FRAMES_311, t311, sizeof(t311), 10, 0) != 1 << 30,
 	      "3.11 table cut inside a varint: no read past its end");
 	for (i = 0; i < 2000; i++) {
@@ -470,6 +487,7 @@ static void check_hostile_tables(void)
 			junk[j] = (seed = seed * 1103515245 + 12345) >> 16;
 		sane &= python_linetable_line(PY_FRAMES_311, junk, sizeof(junk), 5, i) >= -1;
 		sane &= python_linetable_line(PY_FRAMES_310, junk, 1 + i % sizeof(junk), 5, i) >= -1;
+		sane &= python_linetable_line(PY_FRAMES_38, junk, 1 + i % sizeof(junk), 5, i) >= -1;
 	}
 	CHECK(sane, "2000 made-up tables of each layout: a line or -1 each");
 }
@@ -503,7 +521,8 @@ static void check_short_file(void)
 
 void test_python_code(void)
 {
-	static const char *const pyenv[] = { "3.10.13/bin/python3.10", "3.11.7/bin/python3.11",
+	static const char *const pyenv[] = { "3.8.18/bin/python3.8", "3.9.18/bin/python3.9",
+					     "3.10.13/bin/python3.10", "3.11.7/bin/python3.11",
 					     "3.12.1/bin/python3.12", "3.13.0/bin/python3.13" };
 	char path[256];
 	size_t i;

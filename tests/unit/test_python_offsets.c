@@ -185,7 +185,8 @@ static void expect_member(const char *build, const char *what, unsigned want, lo
 
 static void check_layout(const char *build, const struct py_offsets *o, const struct types *t)
 {
-	bool v310 = o->version == 0x030a, v313 = o->version >= 0x030d;
+	/* 3.8 to 3.10: PyFrameObjects; 3.8, 3.9: line numbers from co_lnotab. */
+	bool v310 = o->version <= 0x030a, v39 = o->version <= 0x0309, v313 = o->version >= 0x030d;
 	int frame = v310 ? T_FRAME : T_IFRAME;
 
 	expect_member(build, "_PyRuntimeState.interpreters.head", o->runtime_interpreters_head,
@@ -212,7 +213,8 @@ static void check_layout(const char *build, const struct py_offsets *o, const st
 	expect_member(build, "co_qualname", o->code_qualname, member(t, T_CODE, "co_qualname"));
 	expect_member(build, "co_firstlineno", o->code_firstlineno,
 		      member(t, T_CODE, "co_firstlineno"));
-	expect_member(build, "co_linetable", o->code_linetable, member(t, T_CODE, "co_linetable"));
+	expect_member(build, v39 ? "co_lnotab" : "co_linetable", o->code_linetable,
+		      member(t, T_CODE, v39 ? "co_lnotab" : "co_linetable"));
 	expect_member(build, "co_code_adaptive", o->code_code_adaptive,
 		      member(t, T_CODE, "co_code_adaptive"));
 	expect_member(build, "PyASCIIObject.state", o->unicode_state, member(t, T_ASCII, "state"));
@@ -301,6 +303,8 @@ static const struct {
 	const char *version, *lib;
 	unsigned hex;
 } builds[] = {
+	{ "3.8.18", "libpython3.8.so.1.0", 0x0308 },
+	{ "3.9.18", "libpython3.9.so.1.0", 0x0309 },
 	{ "3.10.13", "libpython3.10.so.1.0", 0x030a },
 	{ "3.11.7", "libpython3.11.so.1.0", 0x030b },
 	{ "3.12.1", "libpython3.12.so.1.0", 0x030c },
@@ -436,6 +440,26 @@ static void check_debian(void)
 		       n > 0 ? debug : "no build ID");
 }
 
+/* Bullseye's python3.9 (3.9.2, linked in, stripped), in e2e/python's root where it was built. */
+static void check_bullseye(void)
+{
+	const char *cache = getenv("BPFPROF_TEST_CACHE");
+	const struct py_offsets *o = python_offsets_known(0x0309);
+	struct python_file f;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/bullseye-root/usr/bin/python3.9",
+		 cache && *cache ? cache : "/var/cache/bpfprof-test");
+	if (access(path, R_OK)) {
+		printf("# %s: not built (e2e/python builds it), not checked\n", path);
+		return;
+	}
+	CHECK(identify(path, &f) == 1 && f.off.version == 0x0309 && !memcmp(&f.off, o, sizeof(*o)) &&
+		      f.runtime_rel == (uint64_t)rel_by_readelf(path, "--dyn-syms", "_PyRuntime"),
+	      "bullseye's %s: 3.9 by PyFrame_GetCode, the table's layout", path);
+	check_eval(path, NULL, 0, 0);
+}
+
 /*
  * python_file_identify on a copy of /bin/ls in dir with symbols added
  * (objcopy --add-symbol's NAME=VALUE,FLAGS each) to its .symtab, told its
@@ -474,7 +498,15 @@ static void check_names(void)
 	static const char *const trace_refs[] = { RUNTIME,
 						  "_Py_ForgetReference=.text:0,global,function",
 						  NULL };
-	static const char *const new_ref[] = { RUNTIME, "Py_NewRef=.text:0,global,function", NULL };
+	static const char *const new_ref[] = { RUNTIME, "Py_NewRef=.text:0,global,function",
+					       "PyFrame_GetCode=.text:0,global,function", NULL };
+	static const char *const frame_get_code[] = {
+		RUNTIME, "PyFrame_GetCode=.text:0,global,function",
+		"PyCode_NewWithPosOnlyArgs=.text:0,global,function", NULL
+	};
+	static const char *const posonly[] = {
+		RUNTIME, "PyCode_NewWithPosOnlyArgs=.text:0,global,function", NULL
+	};
 	const struct py_offsets *v312 = python_offsets_known(0x030c);
 	char dir[] = "/tmp/bpfprof-pyoff.XXXXXX";
 	unsigned long long sym, seg[2];
@@ -501,9 +533,17 @@ static void check_names(void)
 	      "_PyRuntime in .symtab only, named ls or python3: not looked for");
 	CHECK(identify_with(dir, interp, "/opt/bin/python3.10d", &f) == 1 && f.off.version == 0x030a,
 	      "named python3.10d: 3.10");
-	CHECK(identify_with(dir, interp, "python3.9", &f) == 1 && f.off.version == 0x0309 &&
+	CHECK(identify_with(dir, interp, "python3.7", &f) == 1 && f.off.version == 0x0307 &&
 		      f.off.frames == PY_FRAMES_NONE,
-	      "named python3.9: 3.9, not read");
+	      "named python3.7: 3.7, not read");
+	CHECK(identify_with(dir, interp, "python3.9", &f) == 1 && f.off.version == 0x0309 &&
+		      f.off.frames == PY_FRAMES_38,
+	      "named python3.9: 3.9, read");
+	CHECK(identify_with(dir, frame_get_code, "python3.8", &f) == 1 && f.off.version == 0x0309,
+	      "PyFrame_GetCode without Py_NewRef: 3.9, whatever the name says");
+	CHECK(identify_with(dir, posonly, "libpython3.7m.so.1.0", &f) == 1 && f.off.version == 0x0308 &&
+		      f.off.frames == PY_FRAMES_38,
+	      "PyCode_NewWithPosOnlyArgs alone, named 3.7: 3.8");
 	CHECK(identify_with(dir, wrapped, "libpython3.12.so", &f) == 1 && f.off.version == 0x030c &&
 		      f.off.frames == PY_FRAMES_312,
 	      "Py_Version at 2^64 - 2 (no read wraps round to the file): the name's 3.12");
@@ -783,16 +823,17 @@ void test_python_offsets(void)
 		check_eval("/tmp/r35/python3.13-sid", NULL, 0x43d73e, 0x450458);
 	else
 		printf("# /tmp/r35/python3.13-sid: not on this machine, not checked\n");
+	check_bullseye();
 	check_published();
 	check_debug_offsets();
 	check_names();
 
-	if (!access(PYENV "3.9.18/lib/libpython3.9.so.1.0", R_OK))
-		CHECK(identify(PYENV "3.9.18/lib/libpython3.9.so.1.0", &f) == 1 &&
-			      f.off.version == 0x0309 && f.off.frames == PY_FRAMES_NONE,
-		      "3.9 (by its soname): an interpreter, of a version not read");
+	if (!access(PYENV "3.7.16/lib/libpython3.7m.so.1.0", R_OK))
+		CHECK(identify(PYENV "3.7.16/lib/libpython3.7m.so.1.0", &f) == 1 &&
+			      f.off.version == 0x0307 && f.off.frames == PY_FRAMES_NONE,
+		      "3.7 (by its soname): an interpreter, of a version not read");
 	else
-		printf("# 3.9.18: not on this machine, not checked\n");
+		printf("# 3.7.16: not on this machine, not checked\n");
 	CHECK(identify("/bin/ls", &f) == 0, "/bin/ls: no interpreter");
 	fd = memfd_create("script", MFD_CLOEXEC);
 	CHECK(fd >= 0 && write(fd, "#!/bin/sh\n", 10) == 10 &&
@@ -800,7 +841,7 @@ void test_python_offsets(void)
 	      "a script named python3.10-config: no interpreter");
 	if (fd >= 0)
 		close(fd);
-	CHECK(python_offsets_known(0x0309) == NULL && python_offsets_known(0x030e) == NULL &&
+	CHECK(python_offsets_known(0x0307) == NULL && python_offsets_known(0x030e) == NULL &&
 		      python_offsets_known(0x040d) == NULL,
-	      "no layout for 3.9, 3.14 or 4.13");
+	      "no layout for 3.7, 3.14 or 4.13");
 }
