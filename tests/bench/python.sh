@@ -31,7 +31,7 @@ bench_start python
 pair_ready
 
 PYTHONS=(/usr/bin/python3.11)
-for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
+for v in 3.8.18 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0; do
 	p=/root/.pyenv/versions/$v/bin/python${v%.*}
 	[ -x "$p" ] && PYTHONS+=("$p")
 done

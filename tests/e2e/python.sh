@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Python frames, mixed with native ones, for every CPython 3.8 to 3.13 on
-# the machine: Debian's python3.11 always, the /root/.pyenv builds when
+# the machine: Debian's python3.11 always, bullseye's python3.9 in a Debian
+# root built once per machine (tests/tools/debian_root.sh, run with
+# tests/tools/in_root.sh) when it can be built, the /root/.pyenv builds when
 # present. A workload's Python split as it measured it itself; Python over
 # OpenSSL; threads, the GIL held or not; a storm of 150 ms processes; a
 # program that scribbles on its own frame chain; a version not read; every
@@ -12,10 +14,32 @@ RUN_S=4
 PYW=tests/workloads
 
 PYTHONS=(/usr/bin/python3.11)
-for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
-	[ -x "/root/.pyenv/versions/$v/bin/python${v%.*}" ] && PYTHONS+=("/root/.pyenv/versions/$v/bin/python${v%.*}")
+# The versions older than Debian's, which the split, OpenSSL and storm cases run on too.
+OLD=()
+for v in 3.8.18 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0; do
+	py=/root/.pyenv/versions/$v/bin/python${v%.*}
+	[ -x "$py" ] || continue
+	PYTHONS+=("$py")
+	case $v in 3.8.* | 3.9.*) OLD+=("$py") ;; esac
 done
 [ ${#PYTHONS[@]} -gt 1 ] || echo "# no /root/.pyenv builds: Debian's python3.11 only"
+[ -x /root/.pyenv/versions/3.8.18/bin/python3.8 ] || echo "# no Python 3.8 (Debian has none; /root/.pyenv/versions/3.8.18 absent): 3.8 not run"
+# Bullseye's python3.9 (3.9.2, linked into the executable), chrooted by a
+# script of the same name (the pid stays the interpreter's), in $T, where
+# the workloads are copied: the root sees $T at the same path.
+if root=$(tests/tools/debian_root.sh bullseye-root bullseye python3.9 2> "$T/root.err") &&
+	[ -x "$root/usr/bin/python3.9" ]; then
+	mkdir -p "$T/bullseye/tests/workloads" && cp $PYW/py_*.py "$T/bullseye/tests/workloads/"
+	cat > "$T/bullseye/python3.9" <<-EOF
+		#!/bin/sh
+		exec $(pwd)/tests/tools/in_root.sh -b "$T" "$root" /bin/sh -c 'cd "\$0" && exec /usr/bin/python3.9 "\$@"' "$T/bullseye" "\$@"
+	EOF
+	chmod +x "$T/bullseye/python3.9"
+	PYTHONS+=("$T/bullseye/python3.9")
+	OLD+=("$T/bullseye/python3.9")
+else
+	echo "# no Debian bullseye root for python3.9: $(tail -1 "$T/root.err")"
+fi
 
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //; s/.*PyEval_EvalCode;//' | cut -c1-200 | sed 's/^/#   /'; }
@@ -30,13 +54,19 @@ run_py() {
 
 # 1. alpha and beta call the same work() 2n and n times: the samples under
 # each split as the workload's own clock split its time (within four standard deviations, 6 %).
+# Debian's python3.11 and the older ones write every output too (2.).
+is_old() { local o; for o in "${OLD[@]}"; do [ "$o" = "$1" ] && return 0; done; return 1; }
+OUTS=()
 i=0
 for py in "${PYTHONS[@]}"; do
 	name=split$i
 	run_py $name "$py" $PYW/py_split.py $((RUN_S + 2)) "$T/$name.ready"
 	while [ ! -e "$T/$name.ready" ] && kill -0 $PID 2> /dev/null; do sleep 0.05; done
 	outs=(-o "$T/$name.folded")
-	[ $i = 0 ] && outs+=(-o "$T/$name.pb.gz" -o "$T/callgrind.out.$name" -o "$T/$name.svg")
+	if [ $i = 0 ] || is_old "$py"; then
+		outs+=(-o "$T/$name.pb.gz" -o "$T/callgrind.out.$name" -o "$T/$name.svg")
+		OUTS+=("$name $py")
+	fi
 	$BPFPROF -F $F -d $RUN_S -p $PID "${outs[@]}" 2> "$T/$name.err"
 	rc=$?
 	wait $PID
@@ -60,51 +90,76 @@ for py in "${PYTHONS[@]}"; do
 done
 
 # The stack, root to leaf: the interpreter's native frames, then the
-# script's Python functions in place of _PyEval_EvalFrameDefault.
+# script's Python functions in place of _PyEval_EvalFrameDefault (one for
+# each Python call in 3.8 to 3.10; fewer later).
 check "Debian's python3.11: native frames to the Python ones: _start;...;Py_BytesMain;...;main;alpha;work" \
 	'grep -Eq "^python3\.11;_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;.*;<module> \(py_split\.py:[0-9]+\);main \(py_split\.py:[0-9]+\);alpha \(py_split\.py:[0-9]+\);work \(py_split\.py:[0-9]+\)(;| )" "$T/split0.folded"'
-check "no _PyEval_EvalFrameDefault left between Python frames" \
-	'test "$(sum_matching "$T/split0.folded" "\(py_split\.py:[0-9]+\);_PyEval_EvalFrameDefault")" = 0'
+for out in "${OUTS[@]}"; do
+	read -r name py <<< "$out"
+	[ "$name" = split0 ] && continue
+	check "$py: native frames to the Python ones: _start;...;Py_BytesMain;...;main;alpha;work" \
+		'grep -Eq "^python3\.[0-9]+;_start;(.*;)?Py_BytesMain;.*;<module> \(py_split\.py:[0-9]+\);(.*;)?main \(py_split\.py:[0-9]+\);(.*;)?alpha \(py_split\.py:[0-9]+\);(.*;)?work \(py_split\.py:[0-9]+\)(;| )" "$T/$name.folded"'
+done
+for out in "${OUTS[@]}"; do
+	read -r name py <<< "$out"
+	check "$py: no _PyEval_EvalFrameDefault left between Python frames" \
+		'test "$(sum_matching "$T/$name.folded" "\(py_split\.py:[0-9]+\);(.*;)?_PyEval_EvalFrameDefault")" = 0'
+done
 
 # 2. Every output with its reader: pprof's lines, callgrind's files, the SVG's colours.
 work_line=$(grep -n 's = (s \* 31 + i)' $PYW/py_split.py | cut -d: -f1)
-go tool pprof -top -lines "$T/split0.pb.gz" > "$T/lines.txt" 2> "$T/lines.err"
-if [ ! -s "$T/lines.err" ] && grep -Eq " work $(pwd)/$PYW/py_split\.py:($((work_line - 1))|$work_line)\$" "$T/lines.txt"; then
-	ok "pprof: go tool pprof reads it silently; work's samples at its loop's lines of $(pwd)/$PYW/py_split.py"
-else
-	not_ok "pprof: work at line $work_line of py_split.py not in go tool pprof -lines"
-	diag "$T/lines.err"; head -12 "$T/lines.txt" | diag /dev/stdin
-fi
-flat=$(awk -v f="$(pwd)/$PYW/py_split.py" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/lines.txt")
-check "pprof: samples in work, by line ($flat ms)" 'test "${flat%.*}" -gt 0'
-# A file is named where it first appears (a caller's cfl= or its own fl=), then by number.
-check "callgrind: fl= names the Python file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.split0"'
-callgrind_annotate "$T/callgrind.out.split0" > "$T/annotate.txt" 2> "$T/annotate.err"
-check "callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
-	'grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/annotate.txt"'
-# A Python frame's fill: blue over red and green.
-awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
-	"$T/split0.svg" | head -1 > "$T/fill"
-fill=$(cat "$T/fill")
-if [[ $fill =~ ^#[0-9a-f]{6}$ ]] && [ $((16#${fill:5:2})) -gt $((16#${fill:1:2})) ] &&
-	[ $((16#${fill:5:2})) -gt $((16#${fill:3:2})) ]; then
-	ok "svg: alpha is a frame of class python, in blue ($fill)"
-else
-	not_ok "svg: alpha's frame not of class python in blue (fill '$fill')"
-fi
+for out in "${OUTS[@]}"; do
+	read -r name py <<< "$out"
+	# The script's file as Python names it: absolute from 3.9 on (in the root's
+	# working directory for bullseye's), as given on the command line in 3.8.
+	src=$(pwd)/$PYW/py_split.py
+	case $py in
+	"$T"/bullseye/*) src=$T/bullseye/$PYW/py_split.py ;;
+	*/python3.8) src=$PYW/py_split.py ;;
+	esac
+	go tool pprof -top -lines "$T/$name.pb.gz" > "$T/$name.lines.txt" 2> "$T/$name.lines.err"
+	if [ ! -s "$T/$name.lines.err" ] && grep -Eq " work $src:($((work_line - 1))|$work_line)\$" "$T/$name.lines.txt"; then
+		ok "$py pprof: go tool pprof reads it silently; work's samples at its loop's lines of $src"
+	else
+		not_ok "$py pprof: work at line $work_line of $src not in go tool pprof -lines"
+		diag "$T/$name.lines.err"; head -12 "$T/$name.lines.txt" | diag /dev/stdin
+	fi
+	flat=$(awk -v f="$src" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/$name.lines.txt")
+	check "$py pprof: samples in work, by line ($flat ms)" 'test "${flat%.*}" -gt 0'
+	# A file is named where it first appears (a caller's cfl= or its own fl=), then by number.
+	check "$py callgrind: fl= names the Python file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.$name"'
+	callgrind_annotate "$T/callgrind.out.$name" > "$T/$name.annotate.txt" 2> "$T/$name.annotate.err"
+	check "$py callgrind: callgrind_annotate reads it: work's samples in py_split.py, its source annotated" \
+		'grep -q "py_split\.py:work (py_split\.py:[0-9]*)" "$T/$name.annotate.txt"'
+	# A Python frame's fill: blue over red and green.
+	awk -F'"' '/<g class="python"><title>alpha \(py_split\.py:/ { for (i = 1; i < NF; i++) if ($i ~ /fill=$/) print $(i + 1) }' \
+		"$T/$name.svg" | head -1 > "$T/fill"
+	fill=$(cat "$T/fill")
+	if [[ $fill =~ ^#[0-9a-f]{6}$ ]] && [ $((16#${fill:5:2})) -gt $((16#${fill:1:2})) ] &&
+		[ $((16#${fill:5:2})) -gt $((16#${fill:3:2})) ]; then
+		ok "$py svg: alpha is a frame of class python, in blue ($fill)"
+	else
+		not_ok "$py svg: alpha's frame not of class python in blue (fill '$fill')"
+	fi
+done
 
 # 3. Python over OpenSSL: hashing()'s samples show libcrypto below it.
-run_py hash /usr/bin/python3.11 $PYW/py_hash.py $((RUN_S + 2))
-sleep 0.5
-$BPFPROF -F 999 -d $RUN_S -p $PID -o "$T/hash.folded" 2> "$T/hash.err"
-wait $PID
-in_hash=$(sum_matching "$T/hash.folded" ';hashing \(py_hash\.py:[0-9]+\)(;|$)')
-openssl=$(sum_matching "$T/hash.folded" ';hashing \(py_hash\.py:[0-9]+\);.*(libcrypto|SHA256|sha256|EVP_Digest)')
-if [ "$in_hash" -gt 1000 ] && within "$(share "$openssl" "$in_hash")" 90 100; then
-	ok "hashlib: $(share "$openssl" "$in_hash")% of $in_hash samples in hashing() show OpenSSL's frames below it"
-else
-	not_ok "hashlib: $openssl of $in_hash samples in hashing() show OpenSSL's frames"; top "$T/hash.folded"
-fi
+i=0
+for py in /usr/bin/python3.11 "${OLD[@]}"; do
+	name=hash$i
+	run_py $name "$py" $PYW/py_hash.py $((RUN_S + 2))
+	sleep 0.5
+	$BPFPROF -F 999 -d $RUN_S -p $PID -o "$T/$name.folded" 2> "$T/$name.err"
+	wait $PID
+	in_hash=$(sum_matching "$T/$name.folded" ';hashing \(py_hash\.py:[0-9]+\)(;|$)')
+	openssl=$(sum_matching "$T/$name.folded" ';hashing \(py_hash\.py:[0-9]+\);.*(libcrypto|SHA256|sha256|EVP_Digest)')
+	if [ "$in_hash" -gt 300 ] && within "$(share "$openssl" "$in_hash")" 90 100; then
+		ok "$py hashlib: $(share "$openssl" "$in_hash")% of $in_hash samples in hashing() show OpenSSL's frames below it"
+	else
+		not_ok "$py hashlib: $openssl of $in_hash samples in hashing() show OpenSSL's frames"; top "$T/$name.folded"
+	fi
+	i=$((i + 1))
+done
 
 # 4. Threads: each its own Python stack, with the GIL released too (hashlib, zlib).
 run_py threads /usr/bin/python3.11 $PYW/py_threads.py $((RUN_S + 2))
@@ -121,9 +176,13 @@ check "threads: spinner $spin, hasher $hashed (in OpenSSL), compressor $zipped (
 	'threads_ok'
 
 # 5. A storm of 150 ms processes: named while they live, most gone before the drain.
-(wait_go; for i in $(seq 20); do
-	for j in 1 2; do
-		/usr/bin/python3.11 -c '
+i=0
+for py in /usr/bin/python3.11 "${OLD[@]}"; do
+	name=storm$i
+	rm -f "$T/go"
+	(wait_go; for k in $(seq 20); do
+		for j in 1 2; do
+			"$py" -c '
 import time
 def storm_fn():
     end = time.thread_time() + 0.15
@@ -132,23 +191,27 @@ def storm_fn():
         for i in range(1000):
             s = (s * 31 + i) & 0xffff
 storm_fn()' &
-	done
-	wait
-done) &
-storm=$!
-BG_PIDS+=($storm)
-profile_until_done "$T/storm.folded" $storm -F 999
-# Of the samples running the -c code (after the interpreter's start, before its end).
-all=$(sum_matching "$T/storm.folded" '^python3\.11;')
-running=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlags;')
-named=$(sum_matching "$T/storm.folded" '^python3\.11;.*;PyRun_SimpleStringFlags;.*;storm_fn \(<string>:[0-9]+\)(;|$)')
-storm_ok() { [ "$running" -gt 2000 ] && within "$(share "$named" "$running")" 90 100; }
-check "storm of 150 ms processes: $(share "$named" "$running")% of $running samples running their code named with storm_fn (>= 90 %; $(share "$named" "$all")% of all $all)" \
-	'storm_ok'
+		done
+		wait
+	done) &
+	storm=$!
+	BG_PIDS+=($storm)
+	profile_until_done "$T/$name.folded" $storm -F 999
+	# Of the samples running the -c code (after the interpreter's start, before its end).
+	# The storm's by their command name (python3.11, python3.9: the system is profiled).
+	comm=$(basename "$py" | sed 's/\./\\./g')
+	all=$(sum_matching "$T/$name.folded" "^$comm;")
+	running=$(sum_matching "$T/$name.folded" "^$comm;.*;PyRun_SimpleStringFlags;")
+	named=$(sum_matching "$T/$name.folded" "^$comm;.*;PyRun_SimpleStringFlags;.*;storm_fn \\(<string>:[0-9]+\\)(;|\$)")
+	storm_ok() { [ "$running" -gt 2000 ] && within "$(share "$named" "$running")" 90 100; }
+	check "$py storm of 150 ms processes: $(share "$named" "$running")% of $running samples running their code named with storm_fn (>= 90 %; $(share "$named" "$all")% of all $all)" \
+		'storm_ok'
+	i=$((i + 1))
+done
 
 # 6. A program scribbling on its frame chain: the walk stops there, the
 # native stack stays, the cause is counted; bpfprof neither crashes nor fails.
-for py in /usr/bin/python3.11 /root/.pyenv/versions/3.10.13/bin/python3.10 /root/.pyenv/versions/3.12.1/bin/python3.12; do
+for py in /usr/bin/python3.11 /root/.pyenv/versions/3.8.18/bin/python3.8 /root/.pyenv/versions/3.10.13/bin/python3.10 /root/.pyenv/versions/3.12.1/bin/python3.12; do
 	[ -x "$py" ] || continue
 	for mode in fault junk; do
 		name=scribble-$(basename "$py")-$mode

@@ -11,7 +11,7 @@ import gc
 import sys
 import time
 
-# Where the link to the caller is: 3.10, PyFrameObject.f_back; later, the
+# Where the link to the caller is: 3.8 to 3.10, PyFrameObject.f_back; later, the
 # _PyInterpreterFrame's previous (3.11: 48, then 8), reached from the frame
 # object's f_frame (24).
 V = sys.version_info[:2]
@@ -19,7 +19,7 @@ JUNK = ctypes.create_string_buffer(b"\x5a" * 4096)
 
 
 def link_address(frame):
-    if V == (3, 10):
+    if V <= (3, 10):
         return id(frame) + 24
     iframe = ctypes.c_void_p.from_address(id(frame) + 24).value
     return iframe + (48 if V == (3, 11) else 8)
