@@ -126,6 +126,15 @@ for out in "${OUTS[@]}"; do
 	fi
 	flat=$(awk -v f="$src" '$NF ~ f":" && $(NF-1) == "work" { s += $1 } END { print s + 0 }' "$T/$name.lines.txt")
 	check "$py pprof: samples in work, by line ($flat ms)" 'test "${flat%.*}" -gt 0'
+	# Nearly all of work's time is its loop's two lines (not its first, nor its setup or return).
+	go tool pprof -top -lines -unit=ms -nodefraction=0 -nodecount=1000000 "$T/$name.pb.gz" 2> /dev/null |
+		awk -v f="$src:" -v a=$((work_line - 1)) -v b=$work_line '
+			$(NF-1) == "work" && index($NF, f) == 1 { l = substr($NF, length(f) + 1); all += $4
+				if (l == a || l == b) loop += $4 }
+			END { printf "%.1f %.0f\n", all ? 100 * loop / all : 0, all }' > "$T/$name.loop"
+	read -r loop work_ms < "$T/$name.loop"
+	check "$py pprof: $loop% of work's $work_ms ms at its loop's lines $((work_line - 1)) and $work_line (>= 90 %)" \
+		'within "$loop" 90 100'
 	# A file is named where it first appears (a caller's cfl= or its own fl=), then by number.
 	check "$py callgrind: fl= names the Python file" 'grep -Eq "^c?fl=\([0-9]+\) (.*/)?$PYW/py_split\.py\$" "$T/callgrind.out.$name"'
 	callgrind_annotate "$T/callgrind.out.$name" > "$T/$name.annotate.txt" 2> "$T/$name.annotate.err"
