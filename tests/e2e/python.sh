@@ -26,8 +26,9 @@ done
 [ -x /root/.pyenv/versions/3.8.18/bin/python3.8 ] || echo "# no Python 3.8 (Debian has none; /root/.pyenv/versions/3.8.18 absent): 3.8 not run"
 # Bullseye's python3.9 (3.9.2, linked into the executable), chrooted by a
 # script of the same name (the pid stays the interpreter's), in $T, where
-# the workloads are copied: the root sees $T at the same path.
-if root=$(tests/tools/debian_root.sh bullseye-root bullseye python3.9 2> "$T/root.err") &&
+# the workloads are copied: the root sees $T at the same path. Its
+# python3.9-dbg is for test_python_offsets (3.9.2's layout by its DWARF).
+if root=$(tests/tools/debian_root.sh bullseye-root bullseye python3.9 python3.9-dbg 2> "$T/root.err") &&
 	[ -x "$root/usr/bin/python3.9" ]; then
 	mkdir -p "$T/bullseye/tests/workloads" && cp $PYW/py_*.py "$T/bullseye/tests/workloads/"
 	cat > "$T/bullseye/python3.9" <<-EOF

@@ -3,7 +3,8 @@
  * The CPython layouts bpfprof reads (python_offsets.c), member by member,
  * and str's state bits, against the DWARF of a build of each version: the
  * /root/.pyenv builds (built with -g) where the machine has them, Debian's
- * python3.11 where python3.11-dbg is installed. Then python_file_identify
+ * python3.11 where python3.11-dbg is installed, bullseye's python3.9 (with
+ * python3.9-dbg) in the root e2e/python builds, where it was built. Then python_file_identify
  * on those files (3.13's published offsets must be its table's), on copies
  * of 3.13 whose published offsets are altered, on files only a .symtab
  * and a name make interpreters, a version it does not read and files that
@@ -152,12 +153,22 @@ static bool state_field(const struct types *t, const char *field, long *bit, lon
 	do {
 		const char *name = dwarf_diename(&m);
 
-		if (!name || strcmp(name, field) || !dwarf_attr(&m, DW_AT_data_bit_offset, &a) ||
-		    dwarf_formudata(&a, &v))
+		if (!name || strcmp(name, field))
 			continue;
-		*bit = v;
 		*width = dwarf_bitsize(&m);
-		return true;
+		if (dwarf_attr(&m, DW_AT_data_bit_offset, &a) && !dwarf_formudata(&a, &v)) {
+			*bit = v;
+			return true;
+		}
+		/*
+		 * DWARF 2 and 3's form (GCC 10's, bullseye's): the bits counted
+		 * from the storage unit's most significant end, little-endian here.
+		 */
+		if (dwarf_attr(&m, DW_AT_bit_offset, &a) && !dwarf_formudata(&a, &v) &&
+		    dwarf_bytesize(&m) > 0 && *width > 0) {
+			*bit = 8 * dwarf_bytesize(&m) - (long)v - *width;
+			return true;
+		}
 	} while (dwarf_siblingof(&m, &m) == 0);
 	return false;
 }
@@ -358,7 +369,8 @@ static bool readelf_sized(const char *path, const char *table, const char *sym,
 	bool ok;
 
 	/* The value in hex; the size in decimal (in hex, as 0x..., from 100000 on). */
-	snprintf(cmd, sizeof(cmd), "readelf -W %s '%s' | awk '$8 == \"%s\" { print $2, $3; exit }'",
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -W %s '%s' 2> /dev/null | awk '$8 == \"%s\" { print $2, $3; exit }'",
 		 table, path, sym);
 	out = unit_pipe(cmd, "", 0);
 	ok = out && sscanf(out, "%llx %lli", v, v + 1) == 2;
@@ -402,17 +414,42 @@ static void check_eval(const char *path, const char *debug, uint64_t cold_lo, ui
 	      "%s: eval's ranges in order, none after an empty one", path);
 }
 
+/*
+ * Where the separate debug file of the file at path is (under root's
+ * /usr/lib/debug/.build-id, by its build ID) into debug; false if it has
+ * no build ID.
+ */
+static bool debug_file(const char *path, const char *root, char *debug, size_t size)
+{
+	const unsigned char *id = NULL;
+	ssize_t i, n = 0;
+	char *p;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	elf_version(EV_CURRENT);
+	if ((elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL))
+		n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	p = debug + snprintf(debug, size, "%s/usr/lib/debug/.build-id/", root);
+	for (i = 0; i < n && p < debug + size - 16; i++)
+		p += sprintf(p, i == 0 ? "%02x/" : "%02x", id[i]);
+	strcpy(p, ".debug");
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return n > 0;
+}
+
 static void check_debian(void)
 {
 	const char *path = "/usr/bin/python3.11";
 	const struct py_offsets *o = python_offsets_known(0x030b);
-	const unsigned char *id = NULL;
-	char debug[256], *p;
+	char debug[256];
 	struct python_file f;
 	long long rel = rel_by_readelf(path, "--dyn-syms", "_PyRuntime");
-	ssize_t i, n = 0;
-	Elf *elf;
-	int fd, rc;
+	bool id;
+	int rc;
 
 	rc = identify(path, &f);
 	CHECK(rc == 1 && f.off.version == 0x030b && f.runtime_rel == (uint64_t)rel &&
@@ -420,36 +457,29 @@ static void check_debian(void)
 	      "Debian's %s: 3.11 by its Py_Version, _PyRuntime at %#llx (readelf: %#llx)", path,
 	      (unsigned long long)f.runtime_rel, rel);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	elf_version(EV_CURRENT);
-	if ((elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL))
-		n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
-	p = debug + snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/");
-	for (i = 0; i < n && p < debug + sizeof(debug) - 16; i++)
-		p += sprintf(p, i == 0 ? "%02x/" : "%02x", id[i]);
-	strcpy(p, ".debug");
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	check_eval(path, n > 0 && !access(debug, R_OK) ? debug : NULL, 0, 0);
-	if (n > 0 && !access(debug, R_OK))
+	id = debug_file(path, "", debug, sizeof(debug));
+	check_eval(path, id && !access(debug, R_OK) ? debug : NULL, 0, 0);
+	if (id && !access(debug, R_OK))
 		check_dwarf("Debian's python3.11", debug, o);
 	else
 		printf("# %s: no DWARF (%s; apt-get install python3.11-dbg), not checked\n", path,
-		       n > 0 ? debug : "no build ID");
+		       id ? debug : "no build ID");
 }
 
-/* Bullseye's python3.9 (3.9.2, linked in, stripped), in e2e/python's root where it was built. */
+/*
+ * Bullseye's python3.9 (3.9.2, linked in, stripped), in e2e/python's root
+ * where it was built, with python3.9-dbg's DWARF of it.
+ */
 static void check_bullseye(void)
 {
 	const char *cache = getenv("BPFPROF_TEST_CACHE");
 	const struct py_offsets *o = python_offsets_known(0x0309);
 	struct python_file f;
-	char path[512];
+	char root[256], path[320], debug[512];
 
-	snprintf(path, sizeof(path), "%s/bullseye-root/usr/bin/python3.9",
+	snprintf(root, sizeof(root), "%s/bullseye-root",
 		 cache && *cache ? cache : "/var/cache/bpfprof-test");
+	snprintf(path, sizeof(path), "%s/usr/bin/python3.9", root);
 	if (access(path, R_OK)) {
 		printf("# %s: not built (e2e/python builds it), not checked\n", path);
 		return;
@@ -457,7 +487,13 @@ static void check_bullseye(void)
 	CHECK(identify(path, &f) == 1 && f.off.version == 0x0309 && !memcmp(&f.off, o, sizeof(*o)) &&
 		      f.runtime_rel == (uint64_t)rel_by_readelf(path, "--dyn-syms", "_PyRuntime"),
 	      "bullseye's %s: 3.9 by PyFrame_GetCode, the table's layout", path);
-	check_eval(path, NULL, 0, 0);
+	if (debug_file(path, root, debug, sizeof(debug)) && !access(debug, R_OK)) {
+		check_eval(path, debug, 0, 0);
+		check_dwarf("bullseye's python3.9", debug, o);
+	} else {
+		check_eval(path, NULL, 0, 0);
+		printf("# %s: no DWARF (%s, from python3.9-dbg), not checked\n", path, debug);
+	}
 }
 
 /*
