@@ -433,7 +433,8 @@ clean:
 # The machine -----------------------------------------------------------------
 
 # Debian 12 packages: the build (all the demo needs), then what the tests run
-# (debootstrap builds tests/tools/newer_root.sh's root of newer runtimes; e2e/containers runs
+# (debootstrap builds the Debian roots of other releases' runtimes, tests/tools/debian_root.sh:
+# trixie's and sid's newer ones, bullseye's python3.9; e2e/containers runs
 # them in systemd-nspawn, of systemd-container; libssl-dev and xz-utils build
 # tests/tools/static_ruby.sh's Ruby).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \

@@ -2,10 +2,15 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
 # A Debian root of any suite holding the given packages, run with
-# tests/tools/in_root.sh: newer_root.sh's build (see there) for a root
-# named NAME and suite SUITE. e2e/python builds bullseye's python3.9 this
-# way (`debian_root.sh bullseye-root bullseye python3.9`): a CPython older
-# than any bookworm has, from Debian itself.
+# tests/tools/in_root.sh: newer_root.sh's roots (see there for why a
+# whole root) are built here, and e2e/python's bullseye root for its
+# python3.9 (`debian_root.sh bullseye-root bullseye python3.9`): a CPython
+# older than any bookworm has, from Debian itself. Built once per machine
+# in a cache outside the clone; a stamp written last says the root is
+# whole (a build cut short is built again) and names the suite and
+# packages (a root built with other ones is built again too); a lock keeps
+# two test runs from building it at once: the second waits, then finds it
+# built.
 #
 # Cached as $BPFPROF_TEST_CACHE/NAME, with NAME.done (the stamp: the suite
 # and packages asked for, then how the build went), NAME.lock and NAME.log.
