@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * `bpfprof runtimes`: the runtimes' descriptors (runtime_info.h) as the
- * Markdown table docs/limits.md holds word for word (e2e/docs checks it).
+ * Markdown table docs/runtimes.md holds word for word (e2e/docs checks it).
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # The docs say what the runtimes' descriptors say (include/bpfprof/runtime_info.h): the
-# table in docs/limits.md is `bpfprof runtimes` word for word; --help, the man page, the
+# table in docs/runtimes.md is `bpfprof runtimes` word for word; --help, the man page, the
 # README and the docs name each runtime's versions in its descriptor's words and no others
 # ("CPython 3.8 to 3.13": a product's name and versions is always the versions read); and
 # no paragraph of the docs is cut short or said twice. Nothing is sampled.
@@ -18,13 +18,13 @@ check "bpfprof runtimes: exit $rc, a row for each of the $nr --no-OPTION runtime
 # Each runtime's versions: the table's second column.
 awk -F ' [|] ' '/^[|] [A-Z].* \(`--no-/ { print $2 }' "$T/runtimes" > "$T/versions"
 
-sed -n '/^<!-- bpfprof runtimes: begin -->$/,/^<!-- bpfprof runtimes: end -->$/p' docs/limits.md |
-	sed '1d;$d' > "$T/limits.table"
-if [ -s "$T/limits.table" ] && diff -u "$T/runtimes" "$T/limits.table" > "$T/d.limits"; then
-	ok "docs/limits.md's table is bpfprof runtimes' ($(wc -l < "$T/limits.table") lines)"
+sed -n '/^<!-- bpfprof runtimes: begin -->$/,/^<!-- bpfprof runtimes: end -->$/p' docs/runtimes.md |
+	sed '1d;$d' > "$T/runtimes.table"
+if [ -s "$T/runtimes.table" ] && diff -u "$T/runtimes" "$T/runtimes.table" > "$T/d.runtimes"; then
+	ok "docs/runtimes.md's table is bpfprof runtimes' ($(wc -l < "$T/runtimes.table") lines)"
 else
-	not_ok "docs/limits.md's table between its markers differs from bpfprof runtimes (paste its output there)"
-	diag "$T/d.limits" 20
+	not_ok "docs/runtimes.md's table between its markers differs from bpfprof runtimes (paste its output there)"
+	diag "$T/d.runtimes" 20
 fi
 
 # --help: each --no-OPTION's help names its runtime's versions (its two lines joined).
@@ -43,7 +43,7 @@ check "$(wc -l < "$T/phrases") statements of versions read, each a descriptor's 
 if [ -s "$T/wrong" ]; then diag "$T/wrong"; fi
 
 # The places a user reads first name every runtime's versions.
-for f in README.md src/bpfprof.8 docs/runtimes.md docs/limits.md --help; do
+for f in README.md src/bpfprof.8 docs/runtimes.md --help; do
 	missing=
 	while IFS= read -r v; do
 		grep -qF -- "$(printf '%s\t%s' "$f" "$v")" "$T/phrases" || missing+="$v; "
@@ -60,10 +60,10 @@ for what in $(sed -n 's/^| \([A-Z][a-z]*\) (`--no-.*/\1/p' "$T/runtimes"); do
 done
 check "README's docs table: runtimes.md's row names every runtime ($row)" '[[ -n $row && -z $missing ]]'
 
-# runtimes.md in order: each runtime, then adding one, then what is next.
+# runtimes.md in order: the table, each runtime, then adding one, then what is next.
 grep '^## ' docs/runtimes.md | tr '\n' '|' > "$T/heads"
-check "docs/runtimes.md: Python, LuaJIT, Ruby, Java, Adding a runtime, What is next ($(cat "$T/heads"))" \
-	'[ "$(cat "$T/heads")" = "## Python|## LuaJIT|## Ruby|## Java|## Adding a runtime|## What is next|" ]'
+check "docs/runtimes.md: Which builds are read, Python, LuaJIT, Ruby, Java, Adding a runtime, What is next ($(cat "$T/heads"))" \
+	'[ "$(cat "$T/heads")" = "## Which builds are read|## Python|## LuaJIT|## Ruby|## Java|## Adding a runtime|## What is next|" ]'
 
 # Prose: no paragraph cut short, no sentence said twice.
 python3 tests/doc_text.py prose $DOCS docs/research/*.md > "$T/prose"
