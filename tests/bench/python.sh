@@ -35,6 +35,26 @@ for v in 3.8.18 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0; do
 	p=/root/.pyenv/versions/$v/bin/python${v%.*}
 	[ -x "$p" ] && PYTHONS+=("$p")
 done
+# Debian's other releases, in the roots the tests build once per machine (when they
+# can): bullseye's 3.9, sid's 3.13 and 3.14, each run chrooted by a wrapper of its own.
+declare -A LABEL
+in_root() {
+	local name=$1 bin=$2 root w
+	shift 2
+	root=$("$@" 2> /dev/null) && [ -x "$root$bin" ] || { note "no $name root: $bin left out"; return; }
+	w=$T/roots/$name/$(basename "$bin")
+	mkdir -p "$(dirname "$w")"
+	printf '#!/bin/sh\nexec %s/tests/tools/in_root.sh -b %s %s %s "$@"\n' "$(pwd)" "$T" "$root" "$bin" > "$w"
+	chmod +x "$w"
+	PYTHONS+=("$w")
+	LABEL[$w]="$name's $bin"
+}
+in_root bullseye /usr/bin/python3.9 tests/tools/debian_root.sh bullseye-root bullseye python3.9 python3.9-dbg
+in_root sid /usr/bin/python3.13 tests/tools/newer_root.sh sid
+in_root sid /usr/bin/python3.14 tests/tools/newer_root.sh sid
+# key PYTHON: its figures' name; label PYTHON: how the table names it.
+key() { tr -c 'A-Za-z0-9\n' _ <<< "$1"; }
+label() { echo "${LABEL[$1]:-$1}"; }
 
 # The workload: Python calls 20 deep over a pure-Python loop (one process),
 # and over hashlib (the other): Python frames over native ones.
@@ -73,7 +93,7 @@ both() {
 	kill $w1 $w2 2>/dev/null
 	wait $w1 $w2 2>/dev/null
 	[ $rc = 0 ] || return 1
-	k=$(basename "$(dirname "$(dirname "$py")")")
+	k=$(key "$py")
 	put "ns.python" "$(cat "$d/0.ns")"
 	put "ns.native" "$(cat "$d/1.ns")"
 	put "ns.python.$k" "$(cat "$d/0.ns")"
@@ -81,7 +101,7 @@ both() {
 	put "cpu.python" "$(cpu_of "$d/frames.time")"
 	put "cpu.native" "$(cpu_of "$d/native.time")"
 	put "share.python" "$(share "$d/frames.folded")"
-	note "  $py: BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample; CPU" \
+	note "  $(label "$py"): BPF $(cat "$d/0.ns") and $(cat "$d/1.ns") ns a sample; CPU" \
 		"$(tail -1 "$d/frames.time") and $(tail -1 "$d/native.time") s;" \
 		"$(share "$d/frames.folded")% with Python frames"
 }
@@ -99,7 +119,7 @@ done
 	echo "Python frames, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r): two busy Python"
 	echo "processes (20 Python calls deep over a pure-Python loop, and over hashlib), the whole machine,"
 	echo "$F Hz, $RUN_S s; bpfprof and bpfprof --no-python at once on the same samples; over"
-	echo "$(printf '%s ' "${PYTHONS[@]}")x $ROUNDS rounds; median (min-max)."
+	echo "$(for py in "${PYTHONS[@]}"; do printf '%s, ' "$(label "$py")"; done)x $ROUNDS rounds; median (min-max)."
 	echo
 	echo "| | bpfprof (Python frames) | bpfprof --no-python | ratio | target |"
 	echo "|---|---|---|---|---|"
@@ -110,8 +130,8 @@ done
 	echo "BPF time per sample by interpreter, ns: Python frames / native only = ratio"
 	echo
 	for py in "${PYTHONS[@]}"; do
-		k=$(basename "$(dirname "$(dirname "$py")")")
-		echo "- $py: $(cell ns.python.$k 0) / $(cell ns.native.$k 0) = $(ratio ns.python.$k ns.native.$k)"
+		k=$(key "$py")
+		echo "- $(label "$py"): $(cell ns.python.$k 0) / $(cell ns.native.$k 0) = $(ratio ns.python.$k ns.native.$k)"
 	done
 } > "$T/table"
 cat "$T/table"
