@@ -27,11 +27,12 @@ HASH_S=3
 # The cases: NAME SUITE PKG BINARY WORKLOAD. SUITE names the root (trixie: newer_root.sh's;
 # sid: a sid root's tool's, when there is one); PKG a package the root's own list lacks,
 # added to it once (tests/tools/root_add.sh), or -; BINARY the runtime in the root;
-# WORKLOAD what it runs (py_split, py_hash, rb_split, lua_split).
+# WORKLOAD what it runs (py_split, py_hash, rb_split, rb_threads, lua_split).
 CASES=(
 	"trixie-python3.13 trixie - /usr/bin/python3.13 py_split"
 	"trixie-hashlib trixie - /usr/bin/python3.13 py_hash"
 	"trixie-ruby3.3 trixie - /usr/bin/ruby3.3 rb_split"
+	"trixie-rbdigest trixie - /usr/bin/ruby3.3 rb_threads"
 	"trixie-luajit trixie luajit /usr/bin/luajit lua_split"
 	"sid-python3.14 sid - /usr/bin/python3.14 py_split"
 	"sid-python3.13 sid - /usr/bin/python3.13 py_split"
@@ -161,7 +162,7 @@ line_of() { grep -nE "^(def|local function) $2[ (]" "$1" | cut -d: -f1; }
 W=$T/w
 mkdir -p "$W"
 cp tests/workloads/py_split.py tests/workloads/py_hash.py tests/workloads/rb_split.rb \
-	tests/workloads/rb_window.rb tests/workloads/lua_split.lua tests/workloads/lua_window.lua "$W/"
+	tests/workloads/rb_threads.rb tests/workloads/rb_window.rb tests/workloads/lua_split.lua tests/workloads/lua_window.lua "$W/"
 
 declare -A ROOTS
 USE_NSPAWN=unknown
@@ -225,8 +226,12 @@ for c in "${CASES[@]}"; do
 	esac
 	own=$(sum_matching "$folded" "$FR")
 	whole=$(sum_matching "$folded" "^[^;]*;_start;(.*;)?$entry(;|\$)")
+	# rb_threads' two spinning threads start at libc's clone3, not _start (the root's libc, stripped,
+	# names it only by its offset)
+	thr=
+	[ $wl = rb_threads ] && thr=" (its threads' from clone3)" && whole=$((whole + $(sum_matching "$folded" "^[^;]*;(__clone3|\[libc\.so\.6\+0x[0-9a-f]+\]);(.*;)?[^;]* $FR(;|\$)")))
 	above=$(sum_matching "$folded" "^[^;]*;(.*;)?[^;]* $FR;(.*;)?_start(;|\$)")
-	check "$what: $(share "$own" "$total")% of $total samples with $file's frames (>= 95 %), $(share "$whole" "$own")% of them whole from _start through '${entry//\\/}' (>= 95 %), $above with one above _start (none)" \
+	check "$what: $(share "$own" "$total")% of $total samples with $file's frames (>= 95 %), $(share "$whole" "$own")% of them whole from _start through '${entry//\\/}'$thr (>= 95 %), $above with one above _start (none)" \
 		'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "${total:-0}" -gt 1000 ] && within "$(share "$own" "$total")" 95 100 && within "$(share "$whole" "$own")" 95 100 && [ "$above" = 0 ]'
 
 	if [ "$wl" = py_hash ]; then
@@ -235,6 +240,12 @@ for c in "${CASES[@]}"; do
 		openssl=$(sum_matching "$folded" ";hashing $FR;.*(libcrypto|SHA256|sha256|EVP_Digest)")
 		check "$what: $(share "$openssl" "$in_hash")% of $in_hash samples in hashing() show OpenSSL's frames above it (>= 90 %)" \
 			'[ "$in_hash" -gt 1000 ] && within "$(share "$openssl" "$in_hash")" 90 100'
+	elif [ "$wl" = rb_threads ]; then
+		# A C method under its Ruby caller: digest_it's samples show OpenSSL's digest above it.
+		d=$(sum_matching "$folded" ";digest_it $FR(;|\$)")
+		named=$(sum_matching "$folded" ";digest_it $FR;Digest::Instance#digest;(.*;)?OpenSSL::Digest#update;ossl_digest_update;")
+		check "$what: $(share "$named" "$d")% of digest_it's $d samples show Digest::Instance#digest;..;OpenSSL::Digest#update;ossl_digest_update above it (>= 90 %)" \
+			'[ "$d" -gt 500 ] && within "$(share "$named" "$d")" 90 100'
 	else
 		# The split, and alpha named with its file and first line in every sample.
 		read -r a_ns b_ns < "$T/$name.out"
