@@ -209,10 +209,11 @@ start_window() {
 # profile_window NAME [BPFPROF ARGS...]: bpfprof -p $PID -o NAME.folded (stderr NAME.err) over
 # the workload's measured window: once it samples, $T/go; it stops when the workload has ended
 # (up to 10 s to write its outputs, then SIGTERM). Sets RC (bpfprof's) and WL_RC (the workload's).
+# PROFILE_PID: the pid to profile where it is not the one waited for, $PID (a container's payload).
 profile_window() {
 	local name=$1 prof i
 	shift
-	$BPFPROF -v -p $PID "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
+	$BPFPROF -v -p "${PROFILE_PID:-$PID}" "$@" -o "$T/$name.folded" 2> "$T/$name.err" &
 	prof=$!
 	wait_attached "$T/$name.err" $prof
 	touch "$T/go"

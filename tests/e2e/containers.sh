@@ -122,20 +122,10 @@ start_in() {
 	done
 }
 
-# profile NAME: bpfprof -p $HPID over the workload's window (folded and pprof); sets RC and WL_RC.
+# profile NAME: bpfprof -p $HPID over the workload's window (folded and pprof), until $CPID (the
+# container, or the chrooted workload) ends; sets RC and WL_RC.
 profile() {
-	local name=$1 prof i
-	$BPFPROF -v -F $F -p "$HPID" -o "$T/$name.folded" -o "$T/$name.pb.gz" 2> "$T/$name.err" &
-	prof=$!
-	wait_attached "$T/$name.err" $prof
-	touch "$T/go"
-	wait $CPID
-	WL_RC=$?
-	for i in $(seq 100); do kill -0 $prof 2> /dev/null || break; sleep 0.1; done
-	kill -TERM $prof 2> /dev/null
-	wait $prof
-	RC=$?
-	rm -f "$T/go"
+	PID=$CPID PROFILE_PID=$HPID profile_window "$1" -F $F -o "$T/$1.pb.gz"
 }
 
 # labels PPROF: "PID CGROUP SAMPLES" for each pid and cgroup label pair, as go tool pprof -raw reads them.
