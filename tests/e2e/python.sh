@@ -192,15 +192,7 @@ for py in /usr/bin/python3.11 "${OLD[@]}"; do
 	rm -f "$T/go"
 	(wait_go; for k in $(seq 20); do
 		for j in 1 2; do
-			"$py" -c '
-import time
-def storm_fn():
-    end = time.thread_time() + 0.15
-    s = 0
-    while time.thread_time() < end:
-        for i in range(1000):
-            s = (s * 31 + i) & 0xffff
-storm_fn()' &
+			"$py" -c "$(cat $PYW/py_storm.py)" &
 		done
 		wait
 	done) &

@@ -18,7 +18,7 @@ if ! root=$(tests/tools/newer_root.sh sid 2> "$T/root.err"); then
 	exit 0
 fi
 # The workloads where the root sees them: $T is bound at the same path inside.
-mkdir -p "$T/pw" && cp tests/workloads/py_split.py tests/workloads/py_hash.py "$T/pw/"
+mkdir -p "$T/pw" && cp tests/workloads/py_split.py tests/workloads/py_hash.py tests/workloads/py_storm.py "$T/pw/"
 
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 top() { awk '{print $NF, $0}' "$1" | sort -rn | head -3 | sed 's/^[0-9]* //; s/.*PyEval_EvalCode;//' | cut -c1-200 | sed 's/^/#   /'; }
@@ -89,15 +89,7 @@ for v in 3.14 3.13; do
 	cat > "$T/storm$v.sh" <<-EOF
 		for i in \$(seq 20); do
 			for j in 1 2; do
-				$py -c '
-		import time
-		def storm_fn():
-		    end = time.thread_time() + 0.15
-		    s = 0
-		    while time.thread_time() < end:
-		        for i in range(1000):
-		            s = (s * 31 + i) & 0xffff
-		storm_fn()' &
+				$py -c "\$(cat $T/pw/py_storm.py)" &
 			done
 			wait
 		done
