@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Java frames against the JVM's own profiler: javac compiling 120 (JAVAC_FILES)
+# Java frames against the JVM's own profiler: javac compiling 240 (JAVAC_FILES)
 # generated sources (tests/workloads/java_sources.py) while Java Flight
 # Recorder samples it in the same process (jdk.ExecutionSample every
 # millisecond, read with `jfr print`) and bpfprof -p samples it at 999 Hz.
@@ -26,7 +26,7 @@
 . tests/lib.sh
 export HOME=$T	# the JVM's hsperfdata
 
-FILES=${JAVAC_FILES:-120}
+FILES=${JAVAC_FILES:-240}
 TOOL=tests/tools/javac_packages.py
 
 for c in javac jfr python3; do
@@ -96,6 +96,9 @@ check "$(share "$bj" "$bs")% of the $bs samples of javac's main thread (comm jav
 # (JFR's jdk.ExecutionSample are of threads in Java code only: bpfprof's samples in native
 # code, the kernel or the VM's C++, opening and writing files, loading classes, allocating
 # slowly, are not compared; their share, and each package's over all samples, shown.)
+# `code` (symbols, types) reads 3-4 points above JFR in every run, not explained yet (JFR
+# may fail to walk more samples in its small hot methods); with 120 sources, some 3,000 JFR
+# samples, a sanitized CI run once drew 5.2 points: 240 sources halve the variance.
 ij=$(val "$T/bpf.pk" injavac)
 compared=0
 for p in $(cat "$T/jfr.pk" "$T/bpf.pk" | awk '$1 == "pkg" || $1 == "jpkg" { print $2 }' | sort -u); do
