@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # A runtime's frames survive the ring buffer: with maps so small that most
 # samples cannot be counted in them (--max-stacks 2 --stack-storage-size 2),
-# a sample goes to userspace whole, and must carry its Python, Lua, Ruby or
+# a sample goes to userspace whole, and must carry its Python, Lua, Ruby, PHP or
 # Java frames as a counted one does (bpf/interp.bpf.h: every path that stores a
 # sample copies them through one function). Each runtime's split workload,
 # profiled with -p; checked against the summary's own counts. And each
@@ -40,8 +40,8 @@ ring_check() {
 runtimes_running() {
 	cat /proc/[0-9]*/maps 2> /dev/null | awk '
 		/\/(lib)?python3\.[0-9]+/ { p = 1 } /luajit/ { l = 1 } /\/(lib)?ruby/ { r = 1 }
-		/\/libjvm\.so/ { j = 1 }
-		END { if (p) print "Python"; if (l) print "Lua"; if (r) print "Ruby"; if (j) print "Java" }'
+		/\/libjvm\.so/ { j = 1 } /\/php(-fpm)?[0-9.]*$/ { h = 1 }
+		END { if (p) print "Python"; if (l) print "Lua"; if (r) print "Ruby"; if (j) print "Java"; if (h) print "PHP" }'
 }
 
 # walks_check NAME [WALK]: NAME's run (-v's "the X walk loaded") loaded WALK's walk, and no
@@ -99,6 +99,18 @@ if [ -n "$RUBY" ]; then
 	walks_check rb Ruby
 else
 	not_ok "ruby: ruby3.1 not installed (sudo make deps installs it)"
+fi
+
+# PHP: Debian's php8.2, opcache's JIT off.
+PHP=$(command -v php8.2)
+if [ -n "$PHP" ]; then
+	start_window php $SPLIT_S "$PHP" $RW/php_split.php
+	runtimes_running > "$T/php.before"
+	profile_window php -F $F "${TINY[@]}"
+	ring_check php PHP ';(alpha|beta) \(php_split\.php:[0-9]+\)(;|$)'
+	walks_check php PHP
+else
+	not_ok "php: php8.2 not installed (sudo make deps installs it)"
 fi
 
 # Java: Debian's OpenJDK 17, JavaSplit compiled (its walk hands the native walk back: the
