@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfprof/cfi_rows.h"
 #include "bpfprof/elf.h"
 #include "bpfprof/php_file.h"
 #include "bpfprof/runtime_elf.h"
@@ -15,22 +16,60 @@
  * of Debian's php8.2-dev and trixie's php8.4-dev (tests/tools/php_layout
  * prints them; docs/research/php.md).
  */
-static const struct {
+/*
+ * jit_sp_delta: how far below execute_ex's stack pointer opcache's JIT
+ * code keeps its own (docs/research/php.md): 8.2's JIT uses the red zone
+ * execute_ex reserves for it and moves no stack pointer.
+ */
+static const struct php_version_row {
 	unsigned major, minor;
 	struct php_layout l;
+	uint32_t jit_sp_delta;
 } layouts[] = {
 	{ 8, 2, { .eg_current_execute_data = 488, .fn_line_start = 160, .fn_filename = 152,
-		  .op_lineno = 24 } },
+		  .op_lineno = 24 }, 0 },
 };
 
-const struct php_layout *php_layout_of(unsigned major, unsigned minor)
+static const struct php_version_row *row_of(unsigned major, unsigned minor)
 {
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(layouts); i++)
 		if (layouts[i].major == major && layouts[i].minor == minor)
-			return &layouts[i].l;
+			return &layouts[i];
 	return NULL;
+}
+
+const struct php_layout *php_layout_of(unsigned major, unsigned minor)
+{
+	const struct php_version_row *r = row_of(major, minor);
+
+	return r ? &r->l : NULL;
+}
+
+/*
+ * A pc of execute_ex's body, lo..hi (file offsets): where its frame is
+ * whole (the row of the largest frame its CFI gives, rsp-based), which the
+ * native walk is put at when it leaves JIT code. 0 if none.
+ */
+static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi)
+{
+	struct cfi_rows rows;
+	const struct unwind_row *r;
+	uint64_t pc = 0;
+	int16_t best = 0;
+	size_t i;
+
+	if (cfi_rows_build(elf, NULL, &rows))
+		return 0;
+	for (i = 0; i < rows.nr; i++) {
+		r = &rows.rows[i];
+		if (r->addr >= lo && r->addr < hi && (r->rules & ROW_CFA_MASK) == ROW_CFA_RSP &&
+		    r->cfa_off > best)
+			best = r->cfa_off, pc = r->addr;
+	}
+	cfi_rows_free(&rows);
+	return pc;
 }
 
 struct php_elf {
@@ -106,7 +145,7 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 {
 	struct php_elf f = { .path = path };
 	const struct runtime_segment *code;
-	const struct php_layout *l;
+	const struct php_version_row *row;
 	char version[32], api[32];
 	unsigned major, minor;
 	Elf_Data *rodata;
@@ -132,8 +171,8 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 		goto out;
 	}
 	out->version = major << 8 | minor;
-	l = php_layout_of(major, minor);
-	if (!l) {
+	row = row_of(major, minor);
+	if (!row) {
 		*why = "a version not in the table";
 		goto out;
 	}
@@ -147,7 +186,7 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 		goto out;
 	}
 	base = code->vaddr - code->offset;
-	out->l = *l;
+	out->l = row->l;
 	out->eg_rel = f.eg - base;
 	out->execute_ex_lo_rel = f.execute_ex - base;
 	out->execute_ex_hi_rel = f.execute_ex + f.execute_ex_size - base;
@@ -155,6 +194,11 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 		out->call_lo_rel = f.call - base;
 		out->call_hi_rel = f.call + f.call_size - base;
 	}
+	out->jit_vm_pc_rel = body_pc(f.elf, out->execute_ex_lo_rel, out->execute_ex_hi_rel);
+	out->jit_sp_delta = row->jit_sp_delta;
+	if (!out->jit_vm_pc_rel)
+		debug("php: '%s': execute_ex's frame not found in its CFI: JIT code not walked through",
+		      path);
 	out->known = 1;
 	debug("php: '%s' (PHP %u.%u): executor_globals 0x%llx, execute_ex 0x%llx..0x%llx", path, major,
 	      minor, (unsigned long long)f.eg, (unsigned long long)f.execute_ex,
