@@ -35,7 +35,9 @@ LB=$(line_of '^function beta(')
 FS='php_split\.php'
 A="alpha \\($FS:$LA\\)"
 B="beta \\($FS:$LB\\)"
-MAIN="\\{main\\} \\($FS\\)"
+# The script's main code: "{main} (php_split.php)", its first line left out (checked once,
+# in 1.; the other checks take it with one, to check what they are about).
+MAIN="\\{main\\} \\($FS(:1)?\\)"
 
 # split_run NAME COMM PHP...: php_split.php run by PHP... and profiled as NAME; sets name, a and b
 # (alpha's and beta's samples), want (the ratio the workload measured), total, framed (of
@@ -75,10 +77,15 @@ split_checks() {
 split_run split php8.2 "$PHP"
 split_checks "php8.2" off
 split_total=$total
+main=$(sum_matching "$T/split.folded" ";\\{main\\} \\($FS\\);")
+check "php8.2: the script's main code named {main} (php_split.php), no line, in $(share "$main" "$framed")% of $framed samples (>= 95 %)" \
+	'[ "$framed" -gt 1000 ] && within "$(share "$main" "$framed")" 95 100'
 vm=$(sum_matching "$T/split.folded" "$MAIN;(.*;)?execute_ex;")
 check "php8.2: no execute_ex left above {main} ($vm samples with one)" '[ "$framed" -gt 1000 ] && [ "$vm" = 0 ]'
 check "php8.2: alpha at its first line in every sample of it ($(sum_matching "$T/split.folded" ";alpha \\(") named alpha at all)" \
 	'[ "$(sum_matching "$T/split.folded" ";alpha \\(")" = "$a" ] && grep -Eq "^php8\.2;_start;__libc_start_main;(.*;)?php_execute_script;(.*;)?$MAIN;run_split \($FS:[0-9]+\);$A " "$T/split.folded"'
+check "php8.2: the summary counts PHP's samples: '$(grep -m1 '^bpfprof: php: [0-9]' "$T/split.err")'" \
+	'grep -Eq "^bpfprof: php: [0-9]+ samples of PHP processes, [0-9]+ with their PHP frames" "$T/split.err"'
 split_run tracing php8.2 "$PHP" "${JIT_TRACING[@]}"
 split_checks "php8.2" "on (tracing)"
 split_run function php8.2 "$PHP" "${JIT_FUNCTION[@]}"
@@ -143,27 +150,29 @@ for pj in 0 1; do
 		'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$sha" -gt 1000 ] && within "$(share "$shan" "$sha")" 90 100'
 	# The rest is match_it's time but for the PHP around the calls (under 1 %): PCRE2's
 	# interpreter, or its JIT's code.
-	pm=$(sum_matching "$T/$name.folded" ";$MAIN;run_native \\($FS:[0-9]+\\);match_it \\($FS:$LM\\);preg_match;")
+	pm=$(sum_matching "$T/$name.folded" ";$MAIN;run_native \\($FS:[0-9]+\\);match_it \\($FS:$LM\\);preg_match(;|\$)")
 	read -r dn mn < "$T/$name.out"
 	check "pcre.jit=$pj: $(share "$pm" "$((nt - sha))")% of the $((nt - sha)) samples not in SHA-256 read {main};run_native;match_it;preg_match (>= 90 %; match_it took $(share "$mn" "$((dn + mn))")% of the time by the workload's clock)" \
 		'[ "$((nt - sha))" -gt 1000 ] && within "$(share "$pm" "$((nt - sha))")" 90 100'
+	echo "# pcre.jit=$pj: $(share "$(sum_matching "$T/$name.folded" "^php8\\.2;_start;.*;match_it \\($FS:$LM\\);preg_match(;|\$)")" "$pm")% of those whole from _start"
 done
 
-# 3. C calling PHP: Foo::bar's closures called back by array_map and preg_replace_callback,
-# each above its internal function and Foo::bar; their split as the workload measured it.
+# 3. C calling PHP: closures called back from Foo::bar by array_map (Foo's own closure,
+# Foo::{closure}) and preg_replace_callback (run_callbacks's, {closure}), each above its
+# internal function and Foo::bar; their split as the workload measured it.
 LC1=$(line_of 'closure-map')
 LC2=$(line_of 'closure-replace')
 LF=$(line_of 'public function bar(')
 start_window callbacks $RUN_S "$PHP" $PW/php_split.php callbacks
 profile_window callbacks -F $F
 read -r mp rp < "$T/callbacks.out"
-c1=$(sum_matching "$T/callbacks.folded" ";\\{closure\\} \\($FS:$LC1\\)(;|\$)")
-c2=$(sum_matching "$T/callbacks.folded" ";\\{closure\\} \\($FS:$LC2\\)(;|\$)")
-c1n=$(sum_matching "$T/callbacks.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);array_map;(.*;)?\\{closure\\} \\($FS:$LC1\\)(;|\$)")
+c1=$(sum_matching "$T/callbacks.folded" "\\{closure\\} \\($FS:$LC1\\)(;|\$)")
+c2=$(sum_matching "$T/callbacks.folded" "\\{closure\\} \\($FS:$LC2\\)(;|\$)")
+c1n=$(sum_matching "$T/callbacks.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);array_map;(.*;)?Foo::\\{closure\\} \\($FS:$LC1\\)(;|\$)")
 c2n=$(sum_matching "$T/callbacks.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);preg_replace_callback;(.*;)?\\{closure\\} \\($FS:$LC2\\)(;|\$)")
-check "callbacks: $(share "$c1n" "$c1")% of $c1 samples in array_map's closure read {main};run_callbacks;Foo::bar;array_map;..;{closure} (php_split.php:$LC1) (>= 90 %)" \
+check "callbacks: $(share "$c1n" "$c1")% of $c1 samples in Foo's closure read {main};run_callbacks;Foo::bar;array_map;..;Foo::{closure} (php_split.php:$LC1) (>= 90 %)" \
 	'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$c1" -gt 1000 ] && within "$(share "$c1n" "$c1")" 90 100'
-check "callbacks: $(share "$c2n" "$c2")% of $c2 samples in preg_replace_callback's closure read {main};run_callbacks;Foo::bar;preg_replace_callback;..;{closure} (php_split.php:$LC2) (>= 90 %)" \
+check "callbacks: $(share "$c2n" "$c2")% of $c2 samples in preg_replace_callback's closure read {main};run_callbacks;Foo::bar;preg_replace_callback;..;{closure} (php_split.php:$LC2), run_callbacks's closure (>= 90 %)" \
 	'[ "$c2" -gt 1000 ] && within "$(share "$c2n" "$c2")" 90 100'
 check "callbacks: the two closures $(ratio "$c1" "$c2"), the workload measured $(ratio "$mp" "$rp") (within 5 %)" \
 	'near_pct "$c1" "$c2" "$(ratio "$mp" "$rp")" 5'
@@ -208,7 +217,7 @@ wait $prof
 rm -f "$T/go"
 LS=$(line_of '^function short_fn(' php_short.php)
 st=$(sum_matching "$T/storm.folded" '^php8\.2;')
-sn=$(sum_matching "$T/storm.folded" "^php8\\.2;_start;(.*;)?\\{main\\} \\(php_short\\.php\\);short_fn \\(php_short\\.php:$LS\\)(;|\$)")
+sn=$(sum_matching "$T/storm.folded" "^php8\\.2;_start;(.*;)?\\{main\\} \\(php_short\\.php(:1)?\\);short_fn \\(php_short\\.php:$LS\\)(;|\$)")
 check "storm of 16 php processes of 250 ms: $(share "$sn" "$st")% of their $st samples name {main};short_fn, whole from _start (>= 80 %)" \
 	'[ "$st" -gt 1000 ] && within "$(share "$sn" "$st")" 80 100'
 rmdir "$CGROUP_DIR" 2> /dev/null

@@ -19,8 +19,9 @@
 //             (their share of the two), not their share of all events;
 //   native    PHP functions calling C: digest() hash('sha256') over 1 MiB, match_it()
 //             preg_match over 256 KiB (backtracking, no match); prints "DIGEST_NS MATCH_NS";
-//   callbacks C calling back into PHP: Foo::bar() runs array_map and
-//             preg_replace_callback with closures running the chain; prints
+//   callbacks C calling back into PHP: Foo::bar() runs array_map with a closure of
+//             its own and preg_replace_callback with one it is given, each running
+//             the chain; prints
 //             "MAP_NS REPLACE_NS" (the closures' own time: each call measured).
 //
 // usage: php php_split.php [MODE] SECONDS [READY_FILE GO_FILE]
@@ -102,13 +103,13 @@ function run_native(float $seconds): array
 	return [$spent_d, $spent_m];
 }
 
-// C calling PHP: internal functions calling closures back, from a method.
+// C calling PHP: internal functions calling closures back, from a method: one
+// closure of the method's own (Foo::{closure}), one handed to it ({closure}).
 class Foo
 {
 	public int $map_ns = 0;
-	public int $replace_ns = 0;
 
-	public function bar(int $n): int
+	public function bar(int $n, Closure $replace): int
 	{
 		$m = array_map(function (int $v): int { // closure-map
 			$t = cpu_ns();
@@ -119,15 +120,7 @@ class Foo
 			$this->map_ns += cpu_ns() - $t;
 			return $x;
 		}, range(1, $n));
-		$s = preg_replace_callback('/\d+/', function (array $g): string { // closure-replace
-			$t = cpu_ns();
-			$x = (int)$g[0];
-			for ($i = 0; $i < UNIT; $i++) {
-				$x = ($x * 31 + 7) & 0xffffff;
-			}
-			$this->replace_ns += cpu_ns() - $t;
-			return (string)$x;
-		}, implode(' ', range(1, $n)));
+		$s = preg_replace_callback('/\d+/', $replace, implode(' ', range(1, $n)));
 		return array_sum($m) + strlen($s);
 	}
 }
@@ -135,11 +128,21 @@ class Foo
 function run_callbacks(float $seconds): array
 {
 	$foo = new Foo();
+	$replace_ns = 0;
+	$replace = function (array $g) use (&$replace_ns): string { // closure-replace
+		$t = cpu_ns();
+		$x = (int)$g[0];
+		for ($i = 0; $i < UNIT; $i++) {
+			$x = ($x * 31 + 7) & 0xffffff;
+		}
+		$replace_ns += cpu_ns() - $t;
+		return (string)$x;
+	};
 	$end = cpu_ns() + (int)($seconds * 1e9);
 	while (cpu_ns() < $end) {
-		$foo->bar(mt_rand(1, 8));
+		$foo->bar(mt_rand(1, 8), $replace);
 	}
-	return [$foo->map_ns, $foo->replace_ns];
+	return [$foo->map_ns, $replace_ns];
 }
 
 $args = $argv;
