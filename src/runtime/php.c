@@ -331,29 +331,33 @@ static bool c_entry(const struct raw_interp *rr, uint32_t g, uint32_t rn)
 }
 
 /*
- * How many frames at the leaf are the VM's own, run for the PHP frame
- * above them: the opcode handlers execute_ex calls and their helpers,
- * unnamed frames of the engine's file, met before execute_ex and no other
- * frame. Replaced as execute_ex is. 0 if the leaf is any other code.
+ * The VM's own frames at the leaf, run for the PHP frame above them: the
+ * opcode handlers execute_ex calls and their helpers, unnamed frames of
+ * the engine's file from *from (past the kernel's and what else is not
+ * user code) to execute_ex, with no other frame between. Replaced as
+ * execute_ex is. How many; 0 if the leaf is any other code.
  */
 static uint32_t vm_handlers(const struct profile *p, const struct php_process *vm,
-			    const uint32_t *frames, uint32_t n)
+			    const uint32_t *frames, uint32_t n, uint32_t *from)
 {
-	uint32_t i, vm_mapping;
+	uint32_t i, u, vm_mapping;
 
-	for (i = 0; i < n && !in_range(p, frames[i], vm->execute_ex_lo, vm->execute_ex_hi); i++)
+	for (u = 0; u < n && p->locations[frames[u]].kind != FRAME_USER; u++)
 		;
-	if (!i || i >= n)
+	for (i = u; i < n && !in_range(p, frames[i], vm->execute_ex_lo, vm->execute_ex_hi); i++)
+		;
+	if (i == u || i >= n)
 		return 0;
 	vm_mapping = p->locations[frames[i]].mapping;
-	for (i = 0; i < n && !in_range(p, frames[i], vm->execute_ex_lo, vm->execute_ex_hi); i++) {
+	for (i = u; i < n && !in_range(p, frames[i], vm->execute_ex_lo, vm->execute_ex_hi); i++) {
 		const struct prof_location *l = &p->locations[frames[i]];
 
 		if (l->kind != FRAME_USER || l->nlines || l->label || l->mapping != vm_mapping ||
 		    !vm_mapping)
 			return 0;
 	}
-	return i;
+	*from = u;
+	return i - u;
 }
 
 uint32_t php_merge_frames(struct profile *p, const struct php_process *vm,
@@ -361,11 +365,16 @@ uint32_t php_merge_frames(struct profile *p, const struct php_process *vm,
 			  const uint32_t *frames, uint32_t n, uint32_t *out, uint32_t max,
 			  uint32_t *vms, uint32_t *unmatched)
 {
-	uint32_t m = 0, g = 0, i;
+	uint32_t m = 0, g = 0, i = 0, from, skip;
 	uint32_t rn = rr->n < INTERP_MAX_FRAMES ? rr->n : INTERP_MAX_FRAMES;
 
 	*vms = *unmatched = 0;
-	i = rn && !(rr->frames[0].instr & PHP_FRAME_INTERNAL) ? vm_handlers(p, vm, frames, n) : 0;
+	if (rn && !(rr->frames[0].instr & PHP_FRAME_INTERNAL) &&
+	    (skip = vm_handlers(p, vm, frames, n, &from)) && from + skip <= max) {
+		for (; i < from; i++)
+			out[m++] = frames[i];
+		i += skip;
+	}
 	while (i < n && m < max) {
 		if (g < rn && c_entry(rr, g, rn) && vm->call_hi &&
 		    in_range(p, frames[i], vm->call_lo, vm->call_hi)) {

@@ -28,6 +28,8 @@ static const struct php_version_row {
 } layouts[] = {
 	{ 8, 2, { .eg_current_execute_data = 488, .fn_line_start = 160, .fn_filename = 152,
 		  .op_lineno = 24 }, 0 },
+	{ 8, 4, { .eg_current_execute_data = 488, .fn_line_start = 176, .fn_filename = 168,
+		  .op_lineno = 24 }, 0 },
 };
 
 static const struct php_version_row *row_of(unsigned major, unsigned minor)
@@ -48,25 +50,27 @@ const struct php_layout *php_layout_of(unsigned major, unsigned minor)
 }
 
 /*
- * A pc of execute_ex's body, lo..hi (file offsets): where its frame is
- * whole (the row of the largest frame its CFI gives, rsp-based), which the
- * native walk is put at when it leaves JIT code. 0 if none.
+ * A pc of execute_ex's body, lo..hi (file offsets): the row its CFI gives
+ * the most code (its frame whole: 8.2's rsp-based, 8.4's on rbp), which
+ * the native walk is put at when it leaves JIT code. 0 if none.
  */
 static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi)
 {
 	struct cfi_rows rows;
-	const struct unwind_row *r;
-	uint64_t pc = 0;
-	int16_t best = 0;
+	uint64_t pc = 0, best = 0, end;
 	size_t i;
 
 	if (cfi_rows_build(elf, NULL, &rows))
 		return 0;
 	for (i = 0; i < rows.nr; i++) {
-		r = &rows.rows[i];
-		if (r->addr >= lo && r->addr < hi && (r->rules & ROW_CFA_MASK) == ROW_CFA_RSP &&
-		    r->cfa_off > best)
-			best = r->cfa_off, pc = r->addr;
+		const struct unwind_row *r = &rows.rows[i];
+		uint8_t rule = r->rules & ROW_CFA_MASK;
+
+		if (r->addr < lo || r->addr >= hi || (rule != ROW_CFA_RSP && rule != ROW_CFA_RBP))
+			continue;
+		end = i + 1 < rows.nr && rows.rows[i + 1].addr < hi ? rows.rows[i + 1].addr : hi;
+		if (end - r->addr > best)
+			best = end - r->addr, pc = r->addr;
 	}
 	cfi_rows_free(&rows);
 	return pc;
