@@ -11,7 +11,7 @@
 # bpfprof samples; bpfprof -p stops when the workload ends).
 #
 # A PHP function is "NAME (FILE:FIRSTLINE)", a method "Class::NAME (...)",
-# the script's own code "{main} (FILE)", an internal function its PHP name,
+# the script's own code "{main} (FILE:1)", an internal function its PHP name,
 # above its C code; they replace the VM's execute_ex of each entry into it.
 . tests/lib.sh
 export HOME=$T
@@ -35,9 +35,8 @@ LB=$(line_of '^function beta(')
 FS='php_split\.php'
 A="alpha \\($FS:$LA\\)"
 B="beta \\($FS:$LB\\)"
-# The script's main code: "{main} (php_split.php)", its first line left out (checked once,
-# in 1.; the other checks take it with one, to check what they are about).
-MAIN="\\{main\\} \\($FS(:1)?\\)"
+# The script's main code, at its first line (docs/runtimes.md).
+MAIN="\\{main\\} \\($FS:1\\)"
 
 # split_run NAME COMM PHP...: php_split.php run by PHP... and profiled as NAME; sets name, a and b
 # (alpha's and beta's samples), want (the ratio the workload measured), total, framed (of
@@ -68,7 +67,7 @@ split_checks() {
 	fi
 	check "$what, JIT $jit: $(share "$framed" "$total")% of $total samples carry PHP frames (>= 95 %)" \
 		'[ "$total" -gt 0 ] && within "$(share "$framed" "$total")" 95 100'
-	check "$what, JIT $jit: $(share "$whole" "$framed")% of them whole from _start through {main} (php_split.php) (>= 95 %)" \
+	check "$what, JIT $jit: $(share "$whole" "$framed")% of them whole from _start through {main} (php_split.php:1) (>= 95 %)" \
 		'[ "$framed" -gt 0 ] && within "$(share "$whole" "$framed")" 95 100'
 }
 
@@ -77,9 +76,6 @@ split_checks() {
 split_run split php8.2 "$PHP"
 split_checks "php8.2" off
 split_total=$total
-main=$(sum_matching "$T/split.folded" ";\\{main\\} \\($FS\\);")
-check "php8.2: the script's main code named {main} (php_split.php), no line, in $(share "$main" "$framed")% of $framed samples (>= 95 %)" \
-	'[ "$framed" -gt 1000 ] && within "$(share "$main" "$framed")" 95 100'
 vm=$(sum_matching "$T/split.folded" "$MAIN;(.*;)?execute_ex;")
 check "php8.2: no execute_ex left above {main} ($vm samples with one)" '[ "$framed" -gt 1000 ] && [ "$vm" = 0 ]'
 check "php8.2: alpha at its first line in every sample of it ($(sum_matching "$T/split.folded" ";alpha \\(") named alpha at all)" \
@@ -101,6 +97,7 @@ if root=$(tests/tools/newer_root.sh 2> "$T/root.err"); then
 		split_checks "trixie's php8.4" "on (tracing)"
 		PW=$T/pw split_run trixie-function php8.4 tests/tools/in_root.sh -b "$T" "$root" /usr/bin/php8.4 "${JIT_FUNCTION[@]}"
 		split_checks "trixie's php8.4" "on (function)"
+		root84=$root
 	else
 		not_ok "trixie's php8.4: not in the root ($root)"
 	fi
@@ -157,25 +154,35 @@ for pj in 0 1; do
 	echo "# pcre.jit=$pj: $(share "$(sum_matching "$T/$name.folded" "^php8\\.2;_start;.*;match_it \\($FS:$LM\\);preg_match(;|\$)")" "$pm")% of those whole from _start"
 done
 
-# 3. C calling PHP: closures called back from Foo::bar by array_map (Foo's own closure,
-# Foo::{closure}) and preg_replace_callback (run_callbacks's, {closure}), each above its
-# internal function and Foo::bar; their split as the workload measured it.
+# 3. C calling PHP: closures called back from Foo::bar by array_map (Foo's own closure) and
+# preg_replace_callback (run_callbacks's), each above its internal function and Foo::bar; their
+# split as the workload measured it. 8.2 names them Foo::{closure} and {closure}, 8.4 by their
+# place, Foo::{closure:Foo::bar():LINE} and {closure:run_callbacks():LINE}.
 LC1=$(line_of 'closure-map')
 LC2=$(line_of 'closure-replace')
 LF=$(line_of 'public function bar(')
-start_window callbacks $RUN_S "$PHP" $PW/php_split.php callbacks
-profile_window callbacks -F $F
-read -r mp rp < "$T/callbacks.out"
-c1=$(sum_matching "$T/callbacks.folded" "\\{closure\\} \\($FS:$LC1\\)(;|\$)")
-c2=$(sum_matching "$T/callbacks.folded" "\\{closure\\} \\($FS:$LC2\\)(;|\$)")
-c1n=$(sum_matching "$T/callbacks.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);array_map;(.*;)?Foo::\\{closure\\} \\($FS:$LC1\\)(;|\$)")
-c2n=$(sum_matching "$T/callbacks.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);preg_replace_callback;(.*;)?\\{closure\\} \\($FS:$LC2\\)(;|\$)")
-check "callbacks: $(share "$c1n" "$c1")% of $c1 samples in Foo's closure read {main};run_callbacks;Foo::bar;array_map;..;Foo::{closure} (php_split.php:$LC1) (>= 90 %)" \
-	'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$c1" -gt 1000 ] && within "$(share "$c1n" "$c1")" 90 100'
-check "callbacks: $(share "$c2n" "$c2")% of $c2 samples in preg_replace_callback's closure read {main};run_callbacks;Foo::bar;preg_replace_callback;..;{closure} (php_split.php:$LC2), run_callbacks's closure (>= 90 %)" \
-	'[ "$c2" -gt 1000 ] && within "$(share "$c2n" "$c2")" 90 100'
-check "callbacks: the two closures $(ratio "$c1" "$c2"), the workload measured $(ratio "$mp" "$rp") (within 5 %)" \
-	'near_pct "$c1" "$c2" "$(ratio "$mp" "$rp")" 5'
+# callbacks_run NAME WHAT CLOSURE1 CLOSURE2 PHP...: the two closures' names as regexes.
+callbacks_run() {
+	local name=$1 what=$2 n1=$3 n2=$4 mp rp c1 c2 c1n c2n
+	shift 4
+	start_window $name $RUN_S "$@" $PW/php_split.php callbacks
+	profile_window $name -F $F
+	read -r mp rp < "$T/$name.out"
+	c1=$(sum_matching "$T/$name.folded" "\\{closure[^;]*\\} \\($FS:$LC1\\)(;|\$)")
+	c2=$(sum_matching "$T/$name.folded" "\\{closure[^;]*\\} \\($FS:$LC2\\)(;|\$)")
+	c1n=$(sum_matching "$T/$name.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);array_map;(.*;)?$n1 \\($FS:$LC1\\)(;|\$)")
+	c2n=$(sum_matching "$T/$name.folded" ";$MAIN;run_callbacks \\($FS:[0-9]+\\);Foo::bar \\($FS:$LF\\);preg_replace_callback;(.*;)?$n2 \\($FS:$LC2\\)(;|\$)")
+	check "$what callbacks: $(share "$c1n" "$c1")% of $c1 samples in Foo's closure read {main};run_callbacks;Foo::bar;array_map;..;${n1//\\/} (php_split.php:$LC1) (>= 90 %)" \
+		'[ "$RC" = 0 ] && [ "$WL_RC" = 0 ] && [ "$c1" -gt 1000 ] && within "$(share "$c1n" "$c1")" 90 100'
+	check "$what callbacks: $(share "$c2n" "$c2")% of $c2 samples in run_callbacks's closure read {main};run_callbacks;Foo::bar;preg_replace_callback;..;${n2//\\/} (php_split.php:$LC2) (>= 90 %)" \
+		'[ "$c2" -gt 1000 ] && within "$(share "$c2n" "$c2")" 90 100'
+	check "$what callbacks: the two closures $(ratio "$c1" "$c2"), the workload measured $(ratio "$mp" "$rp") (within 5 %)" \
+		'near_pct "$c1" "$c2" "$(ratio "$mp" "$rp")" 5'
+}
+callbacks_run callbacks php8.2 'Foo::\\{closure\\}' '\\{closure\\}' "$PHP"
+[ -n "${root84:-}" ] && PW=$T/pw callbacks_run callbacks84 "trixie's php8.4" \
+	"Foo::\\{closure:Foo::bar\\(\\):$LC1\\}" "\\{closure:run_callbacks\\(\\):$LC2\\}" \
+	tests/tools/in_root.sh -b "$T" "$root84" /usr/bin/php8.4
 
 # 4. Every output with its reader: pprof's Functions in the PHP file, callgrind's fl= (read by
 # callgrind_annotate), the SVG's frames.
@@ -217,7 +224,7 @@ wait $prof
 rm -f "$T/go"
 LS=$(line_of '^function short_fn(' php_short.php)
 st=$(sum_matching "$T/storm.folded" '^php8\.2;')
-sn=$(sum_matching "$T/storm.folded" "^php8\\.2;_start;(.*;)?\\{main\\} \\(php_short\\.php(:1)?\\);short_fn \\(php_short\\.php:$LS\\)(;|\$)")
+sn=$(sum_matching "$T/storm.folded" "^php8\\.2;_start;(.*;)?\\{main\\} \\(php_short\\.php:1\\);short_fn \\(php_short\\.php:$LS\\)(;|\$)")
 check "storm of 16 php processes of 250 ms: $(share "$sn" "$st")% of their $st samples name {main};short_fn, whole from _start (>= 80 %)" \
 	'[ "$st" -gt 1000 ] && within "$(share "$sn" "$st")" 80 100'
 rmdir "$CGROUP_DIR" 2> /dev/null
