@@ -27,7 +27,7 @@
 // usage: php php_split.php [MODE] SECONDS [READY_FILE GO_FILE]
 require __DIR__ . '/php_window.php';
 
-const UNIT = 20000;
+const UNIT = 100000;
 
 function alpha(): int
 {
