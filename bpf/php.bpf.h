@@ -82,6 +82,8 @@ static __always_inline void php_mapping_seen(__u32 tgid, __u32 gen, const struct
 	p.l = f->l;
 	p.call_lo = base + f->call_lo_rel;
 	p.call_hi = base + f->call_hi_rel;
+	p.text_lo = base + f->text_lo_rel;
+	p.text_hi = base + f->text_hi_rel;
 	bpf_map_update_elem(&php_procs, &tgid, &p, BPF_ANY);
 }
 
@@ -198,22 +200,104 @@ __noinline int php_frames(struct sample_key *key, struct sample_stats *st)
 }
 
 /*
- * The native walk at sp found no table row in a PHP process: opcache's JIT
- * code, which runs in execute_ex's frame (its stack pointer jit_sp_delta
- * above the JIT code's). If the process's JIT is known, execute_ex's stack
- * pointer and a pc of its body into *sp_vm and *pc_vm: 1; else 0. A
- * global function: the verifier checks it once.
+ * Whether the memory at an address is opcache's JIT buffer: shared
+ * anonymous memory (opcache's shared memory) that runs, unlike PCRE2's JIT
+ * code (private) or any other; its bounds into *ctx.
  */
-__noinline int php_jit_frame(__u32 tgid, __u32 gen, __u64 sp, __u64 *sp_vm, __u64 *pc_vm)
-{
-	struct php_process *p;
+#define PHP_VM_EXEC	0x4
+#define PHP_VM_SHARED	0x8
 
-	if (!sp_vm || !pc_vm || !runtime_on(RUNTIME_PHP) ||
-	    !(p = bpf_map_lookup_elem(&php_procs, &tgid)) || p->gen != gen || !p->known ||
-	    !p->jit_vm_pc)
+struct php_vma {
+	__u64 lo, hi;
+};
+
+static long php_jit_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct php_vma *v = ctx;
+	__u64 flags = vma->vm_flags;
+
+	if ((flags & (PHP_VM_EXEC | PHP_VM_SHARED)) == (PHP_VM_EXEC | PHP_VM_SHARED)) {
+		v->lo = vma->vm_start;
+		v->hi = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Other code with no CFI that the engine calls (PCRE2's JIT, through
+ * pcre2_jit_match): the return address into the engine's own code nearest
+ * above sp that follows a call (e8 rel32), within PHP_SCAN_WORDS words.
+ * The frames between (pcre2_jit_match's) are skipped.
+ */
+#define PHP_SCAN_WORDS 64
+
+struct php_scan {
+	__u64 sp, lo, hi;	/* where to look; the engine's code */
+	__u64 at, ra;		/* where it was found, and it; at 0: not found */
+};
+
+static long php_scan_step(__u32 i, void *ctx)
+{
+	struct php_scan *s = ctx;
+	__u64 v;
+	__u8 op;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(s->sp + i * 8)))
+		return 1;
+	if (v < s->lo + 5 || v >= s->hi || bpf_probe_read_user(&op, 1, (void *)(v - 5)) || op != 0xe8)
 		return 0;
-	*sp_vm = sp + p->jit_sp_delta;
-	*pc_vm = p->jit_vm_pc;
+	s->at = s->sp + i * 8;
+	s->ra = v;
+	return 1;
+}
+
+/*
+ * The native walk at pc and sp found no table row in a PHP process: in
+ * opcache's JIT code, which runs in execute_ex's frame (its stack pointer
+ * jit_sp_delta above the JIT code's), on at a pc of execute_ex's body
+ * (s->exact); in other code with no CFI, on at the engine's code that
+ * called it (php_scan). The caller's stack pointer and pc (or return
+ * address) into s: 1; 0 if neither. The JIT buffer's bounds are kept
+ * once its memory has been looked up. A global function: the verifier
+ * checks it once.
+ */
+struct php_jit_step {
+	__u64 pc, sp;		/* the walk's, in the code */
+	__u64 sp_vm, pc_vm;	/* the caller's: execute_ex's frame, or the engine's code that called */
+	bool exact;		/* pc_vm is a pc itself, not a return address */
+};
+
+__noinline int php_jit_frame(__u32 tgid, __u32 gen, struct php_jit_step *s)
+{
+	struct php_scan scan = {};
+	struct php_vma v = {};
+	struct php_process *p;
+	__u64 pc;
+
+	if (!s || !runtime_on(RUNTIME_PHP) ||
+	    !(p = bpf_map_lookup_elem(&php_procs, &tgid)) || p->gen != gen || !p->known)
+		return 0;
+	pc = s->pc;
+	if ((pc < p->jit_lo || pc >= p->jit_hi) &&
+	    !bpf_find_vma(bpf_get_current_task_btf(), pc, php_jit_vma, &v, 0) && v.hi) {
+		p->jit_lo = v.lo;
+		p->jit_hi = v.hi;
+	}
+	if (pc >= p->jit_lo && pc < p->jit_hi && p->jit_vm_pc) {
+		s->sp_vm = s->sp + p->jit_sp_delta;
+		s->pc_vm = p->jit_vm_pc;
+		s->exact = true;
+		return 1;
+	}
+	scan.sp = s->sp;
+	scan.lo = p->text_lo;
+	scan.hi = p->text_hi;
+	bpf_loop(PHP_SCAN_WORDS, php_scan_step, &scan, 0);
+	if (!scan.at)
+		return 0;
+	s->sp_vm = scan.at + 8;
+	s->pc_vm = scan.ra;
+	s->exact = false;
 	return 1;
 }
 

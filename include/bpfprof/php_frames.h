@@ -87,6 +87,7 @@ struct php_file {
 	struct php_layout l;
 	/* For the merge: zend_call_function, where C calls into PHP (a callback). */
 	__u64 call_lo_rel, call_hi_rel;
+	__u64 text_lo_rel, text_hi_rel;	/* the file's code */
 };
 
 /* A PHP process: where its engine's globals and VM code are. */
@@ -101,6 +102,9 @@ struct php_process {
 	__u16 reserved;
 	struct php_layout l;
 	__u64 call_lo, call_hi;
+	__u64 text_lo, text_hi;
+	/* Opcache's JIT buffer, or the part of it last met (the program's: php_jit_frame). */
+	__u64 jit_lo, jit_hi;
 };
 
 #endif

@@ -242,6 +242,8 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->l = f->l;
 	p->call_lo = base + f->call_lo_rel;
 	p->call_hi = base + f->call_hi_rel;
+	p->text_lo = base + f->text_lo_rel;
+	p->text_hi = base + f->text_hi_rel;
 }
 
 static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,

@@ -194,6 +194,8 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 	out->eg_rel = f.eg - base;
 	out->execute_ex_lo_rel = f.execute_ex - base;
 	out->execute_ex_hi_rel = f.execute_ex + f.execute_ex_size - base;
+	out->text_lo_rel = code->vaddr - base;
+	out->text_hi_rel = code->vaddr + code->filesz - base;
 	if (f.call && f.call_size) {
 		out->call_lo_rel = f.call - base;
 		out->call_hi_rel = f.call + f.call_size - base;
