@@ -75,12 +75,15 @@ struct php_file {
 	__u64 execute_ex_hi_rel;
 	/*
 	 * Where the native walk goes on from opcache's JIT code, which runs
-	 * in execute_ex's frame (the hybrid VM's): execute_ex's stack pointer
-	 * is the JIT code's plus jit_sp_delta, at pc jit_vm_pc_rel (one of
-	 * execute_ex's, with the row of its body). jit_vm_pc_rel 0: not known.
+	 * in execute_ex's frame (the hybrid VM's): at pc jit_vm_pc_rel, one
+	 * of execute_ex's body. Its stack pointer there is the JIT code's, or
+	 * a few words above it in the JIT's stubs: where its return address,
+	 * jit_ra_off above it (its body's CFA less 8), is one into the
+	 * engine's code. jit_ra_off 0: its body keeps a frame pointer (8.4),
+	 * and the stack pointer does not matter. jit_vm_pc_rel 0: not known.
 	 */
 	__u64 jit_vm_pc_rel;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 known;			/* 0: a PHP bpfprof cannot read (native frames only) */
 	__u16 version;			/* major << 8 | minor */
 	__u16 reserved;
@@ -95,7 +98,7 @@ struct php_process {
 	__u64 eg;
 	__u64 execute_ex_lo, execute_ex_hi;
 	__u64 jit_vm_pc;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 gen;			/* the process's generation it holds for */
 	__u32 known;
 	__u16 version;
