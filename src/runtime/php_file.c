@@ -13,7 +13,7 @@
 
 /*
  * The layouts read, by version: offsetof() of each field in the headers
- * of Debian's php8.2-dev and trixie's php8.4-dev (tests/tools/php_layout
+ * of Debian's php8.2-dev and trixie's php8.4-dev (tests/tools/php_layout/
  * prints them; docs/research/php.md).
  */
 static const struct php_version_row {

@@ -7,7 +7,7 @@
  * with (HAVE_GCC_GLOBAL_REGS, hence ZEND_VM_KIND, comes from its
  * php_config.h):
  *
- *   cc $(php-config --includes) -o php_layout tests/tools/php_layout.c && ./php_layout
+ *   cc $(php-config --includes) -o php_layout tests/tools/php_layout/php_layout.c && ./php_layout
  *
  * For the trixie root's PHP 8.4 (php8.4-dev and gcc added with
  * tests/tools/root_add.sh), the same inside it with tests/tools/in_root.sh.
