@@ -9,8 +9,8 @@
  * executor_globals, exported by the binary. Its current_execute_data is
  * the frame running now; each frame (zend_execute_data) holds its function,
  * the opline it is at, and the frame that called it. The walk reads each
- * frame's head, its function's type and first line, and a user function's
- * opline's line: three reads a frame.
+ * frame's head, its function's type, file and lines, and a user
+ * function's opline's line: three reads a frame.
  *
  * Opcache's JIT code runs in execute_ex's own frame (the hybrid VM's) and
  * has no CFI: php_jit_frame tells the native walk where execute_ex's frame
@@ -112,6 +112,7 @@ static long php_walk_step(__u32 i, void *unused)
 {
 	struct php_execute_data ex;
 	struct php_walk *w;
+	struct php_func_where where;
 	__u32 zero = 0, instr = 0, first = 0, line;
 	__u8 type;
 
@@ -131,8 +132,9 @@ static long php_walk_step(__u32 i, void *unused)
 		if (type == PHP_INTERNAL_FUNCTION) {
 			instr = PHP_FRAME_INTERNAL;
 		} else if (type == PHP_USER_FUNCTION || type == PHP_EVAL_CODE) {
-			if (bpf_probe_read_user(&first, 4, (void *)(ex.func + w->l.fn_line_start)))
+			if (bpf_probe_read_user(&where, sizeof(where), (void *)(ex.func + w->l.fn_filename)))
 				return php_walk_end(w, INTERP_WALK_FAULT);
+			first = PHP_FUNC_CHECK(where);
 			/* Its line, where its opline is (0 when it cannot be read: the name still holds). */
 			if (ex.opline && !(ex.opline & 7) &&
 			    !bpf_probe_read_user(&line, 4, (void *)(ex.opline + w->l.op_lineno)))

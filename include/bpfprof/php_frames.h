@@ -16,8 +16,12 @@
  *                     INTERP_FRAME_ENTRY on the first frame of a call into
  *                     the engine from C (ZEND_CALL_TOP: the script's main
  *                     code, a callback zend_call_function runs);
- *   frame.firstlineno a user function's first line (op_array.line_start):
- *                     tells a function freed and its address reused.
+ *   frame.firstlineno a user function's file (its zend_string's address)
+ *                     and first and last lines, folded (PHP_FUNC_CHECK):
+ *                     tells a function freed and its address reused, as
+ *                     each php-fpm request's main code takes the last
+ *                     one's (opcache copies it there), whose {main} began
+ *                     at line 1 as well.
  *   stack.state       0.
  */
 #ifndef BPFPROF_PHP_FRAMES_H
@@ -41,9 +45,9 @@ _Static_assert(PHP_STAT_MAX <= RUNTIME_STATS, "its counters fit its block");
 /* What differs by version (x86-64, NTS): a row of php_file.c's table. */
 struct php_layout {
 	__u16 eg_current_execute_data;	/* zend_executor_globals.current_execute_data */
-	__u16 fn_line_start;		/* zend_function.op_array.line_start */
-	__u16 fn_filename;		/* zend_function.op_array.filename */
+	__u16 fn_filename;		/* zend_function.op_array.filename: struct php_func_where there */
 	__u16 op_lineno;		/* zend_op.lineno */
+	__u16 reserved;
 };
 
 /*
@@ -63,6 +67,17 @@ struct php_execute_data {
 #define PHP_USER_FUNCTION	2
 #define PHP_INTERNAL_FUNCTION	1
 #define PHP_EVAL_CODE		4
+
+/* What op_array holds from its filename on, in every PHP 8: its file, first and last lines. */
+struct php_func_where {
+	__u64 filename;
+	__u32 line_start, line_end;
+};
+
+/* interp_frame.firstlineno of a user function's frame, from its php_func_where w. */
+#define PHP_FUNC_CHECK(w)                                                                          \
+	((__u32)(w).filename ^ (__u32)((w).filename >> 32) ^ (w).line_start ^ (w).line_end << 16 ^ \
+	 (w).line_end >> 16)
 
 /* In interp_frame.instr of a PHP frame. */
 #define PHP_FRAME_INTERNAL	0x40000000u	/* code: an internal (C) function */

@@ -20,9 +20,9 @@ static const struct php_version_row {
 	unsigned major, minor;
 	struct php_layout l;
 } layouts[] = {
-	{ 8, 2, { .eg_current_execute_data = 488, .fn_line_start = 160, .fn_filename = 152,
+	{ 8, 2, { .eg_current_execute_data = 488, .fn_filename = 152,
 		  .op_lineno = 24 } },
-	{ 8, 4, { .eg_current_execute_data = 488, .fn_line_start = 176, .fn_filename = 168,
+	{ 8, 4, { .eg_current_execute_data = 488, .fn_filename = 168,
 		  .op_lineno = 24 } },
 };
 
