@@ -332,7 +332,8 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # then LuaJIT frames against --no-lua on the same samples, over OpenResty's
 # luajit2 and Debian's upstream LuaJIT (some 2 minutes), in tests/bench/luajit.md;
 # then Ruby frames against --no-ruby on the same samples (some 1 minute), in
-# tests/bench/ruby.md;
+# tests/bench/ruby.md; then PHP frames against --no-php likewise (some 1 minute),
+# in tests/bench/php.md;
 # then --off-cpu against bcc's offcputime (PEER=path if offcputime-bpfcc
 # cannot run here; some 2 minutes), in tests/bench/offcpu.md; then what
 # bpfprof itself costs (CPU, start, RSS, the agent) against bcc's
@@ -352,6 +353,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/python.sh
 	O=$(O) bash tests/bench/luajit.sh
 	O=$(O) bash tests/bench/ruby.sh
+	O=$(O) bash tests/bench/php.sh
 	O=$(O) bash tests/bench/java.sh
 	O=$(O) bash tests/bench/offcpu.sh
 	O=$(O) PEER_PROFILE=$(PEER_PROFILE) bash tests/bench/cost.sh

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The BPF side's table of runtimes: the interpreters whose frames are read
- * at a sample, side by side (python.bpf.h, luajit.bpf.h, ruby.bpf.h). A
+ * at a sample, side by side (python.bpf.h, luajit.bpf.h, ruby.bpf.h,
+ * java.bpf.h, php.bpf.h). A
  * runtime is a header beside them, with a line in each function below:
  * its processes found from the mappings the walk reads, what it needs
  * before the native walk (where generated code puts the VM's frame), code
@@ -19,6 +20,7 @@
 #include "common.bpf.h"
 #include "java.bpf.h"
 #include "luajit.bpf.h"
+#include "php.bpf.h"
 #include "python.bpf.h"
 #include "ruby.bpf.h"
 #include "settings.bpf.h"
@@ -30,6 +32,7 @@ static __always_inline void runtime_mapping_seen(__u32 tgid, __u32 gen, const st
 	luajit_mapping_seen(tgid, gen, e);
 	ruby_mapping_seen(tgid, gen, e);
 	java_mapping_seen(tgid, gen, e);
+	php_mapping_seen(tgid, gen, e);
 }
 
 /* Before the native walk from regs: code of a runtime's the walk is to step over (jit). */
@@ -46,7 +49,7 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 
 /*
  * The native walk at sp found no table row for its pc: code a runtime
- * made (a LuaJIT trace, YJIT's code)? If so, the caller's cfa, return
+ * made (a LuaJIT trace, YJIT's code, PHP's JIT code)? If so, the caller's cfa, return
  * address and rbp as the runtime knows them, *exact whether ra is a pc
  * itself rather than a return address.
  */
@@ -55,6 +58,7 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 					       bool *exact)
 {
 	struct rb_regs regs;
+	__u64 vm_sp, vm_pc;
 
 	if (jit->vm_sp > sp) {
 		/* A trace's code: on at the VM's C frame, recorded as the VM's (luajit.bpf.h). */
@@ -70,6 +74,13 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 		*cfa = regs.sp;
 		*ra = regs.pc + 1;
 		*bp = regs.bp;
+		*exact = true;
+		return true;
+	}
+	if (php_jit_frame(tgid, gen, sp, &vm_sp, &vm_pc)) {
+		/* Opcache's JIT code: on in execute_ex's frame, which it runs in (php.bpf.h). */
+		*cfa = vm_sp;
+		*ra = vm_pc + 1;
 		*exact = true;
 		return true;
 	}
@@ -96,6 +107,7 @@ static __always_inline bool runtime_code_walked(__u32 tgid, __u32 gen, __u64 pc)
 	X(python, RUNTIME_PYTHON)	\
 	X(luajit, RUNTIME_LUAJIT)	\
 	X(ruby, RUNTIME_RUBY)		\
-	X(java, RUNTIME_JAVA)
+	X(java, RUNTIME_JAVA)		\
+	X(php, RUNTIME_PHP)
 
 #endif

@@ -9,6 +9,9 @@
 #include "bpfprof/procs.h"
 #include "bpfprof/util.h"
 
+/* How the kernel names shared anonymous memory (MAP_SHARED | MAP_ANONYMOUS) in maps and mmap events. */
+#define SHARED_ANON "/dev/zero (deleted)"
+
 static int map_cmp(const void *a, const void *b)
 {
 	const struct proc_map *x = a, *y = b;
@@ -40,7 +43,9 @@ static int parse_line(const char *line, size_t len, struct proc_map *m, bool *ex
 	m->dev_minor = minor;
 	*exec = perms[2] == 'x';
 	len = strlen(path);
-	if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
+	if (!strcmp(path, SHARED_ANON)) {
+		len = 0;	/* shared anonymous memory (opcache's JIT buffer): anonymous */
+	} else if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
 		m->deleted = true;
 		len -= 10;
 	}
@@ -351,7 +356,7 @@ static void map_from_event(struct proc_map *m, const struct sb_event *ev)
 	m->build_id_size = ev->mmap.build_id_size;
 	memcpy(m->build_id, ev->mmap.build_id, sizeof(m->build_id));
 	m->file = -1;
-	if (!strcmp(name, "//anon") || !strncmp(name, "[anon", 5)) {
+	if (!strcmp(name, "//anon") || !strncmp(name, "[anon", 5) || !strcmp(name, SHARED_ANON)) {
 		len = 0;	/* anonymous memory, as /proc/PID/maps shows it */
 	} else if (len > 10 && !strcmp(name + len - 10, " (deleted)")) {
 		m->deleted = true;

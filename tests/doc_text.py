@@ -16,7 +16,7 @@ with a file, curl, systemctl, awk on a file), or a line of the man page's EXAMPL
 import re
 import sys
 
-PRODUCTS = r"(?:CPython|LuaJIT|CRuby|OpenJDK)"
+PRODUCTS = r"(?:CPython|LuaJIT|CRuby|OpenJDK|PHP)"
 VERSION = r"[0-9]+(?:\.[0-9]+)?"
 VERSION_PHRASE = re.compile(PRODUCTS + " " + VERSION + "(?:(?:,| to| and| or) " + VERSION + ")*")
 COMMANDS = re.compile(r"^(sudo |bpfprof |go tool pprof|curl |systemctl |journalctl |make |"

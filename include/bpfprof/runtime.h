@@ -81,7 +81,7 @@ struct runtime_ops {
 };
 
 /* At most this many runtimes on at once. */
-#define MAX_RUNTIMES 4
+#define MAX_RUNTIMES 5
 
 /* The runtimes on in a session. */
 struct runtimes {

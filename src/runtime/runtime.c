@@ -9,13 +9,15 @@
  * Every runtime bpfprof knows, its module's descriptor (src/runtime/NAME.c):
  * adding one is a line here (runtime.h says what else).
  */
-extern const struct runtime_ops python_runtime, luajit_runtime, ruby_runtime, java_runtime;
+extern const struct runtime_ops python_runtime, luajit_runtime, ruby_runtime, java_runtime,
+	php_runtime;
 
 static const struct runtime_ops *const runtime_list[] = {
 	&python_runtime,
 	&luajit_runtime,
 	&ruby_runtime,
 	&java_runtime,
+	&php_runtime,
 };
 #define NR_KNOWN (sizeof(runtime_list) / sizeof(runtime_list[0]))
 

@@ -63,7 +63,7 @@ check "README's docs table: runtimes.md's row names every runtime ($row)" '[[ -n
 # runtimes.md in order: the table, each runtime, then adding one, then what is next.
 grep '^## ' docs/runtimes.md | tr '\n' '|' > "$T/heads"
 check "docs/runtimes.md: Which builds are read, Python, LuaJIT, Ruby, Java, Adding a runtime, What is next ($(cat "$T/heads"))" \
-	'[ "$(cat "$T/heads")" = "## Which builds are read|## Python|## LuaJIT|## Ruby|## Java|## Adding a runtime|## What is next|" ]'
+	'[ "$(cat "$T/heads")" = "## Which builds are read|## Python|## LuaJIT|## Ruby|## Java|## PHP|## Adding a runtime|## What is next|" ]'
 
 # Prose: no paragraph cut short, no sentence said twice.
 python3 tests/doc_text.py prose $DOCS docs/research/*.md > "$T/prose"
