@@ -173,7 +173,7 @@ under=$(count_under "$T/steady.folded" '^php-fpm[^;]*;(.*;)?')
 # {main} of one script below the other's functions: a name read for another function.
 crossed=$(sum_matching "$T/steady.folded" "\\{main\\} \\(php_handler\\.php:1\\);[^;]* \\(php_handler_b\\.php:")
 crossed=$((crossed + $(sum_matching "$T/steady.folded" "\\{main\\} \\(php_handler_b\\.php:1\\);[^;]* \\(php_handler\\.php:")))
-if [ "$RC" = 0 ] && [ "${REQS:-0}" -gt 50 ] && [ "$FAILED" = 0 ] && [ "$exec_n" -gt 1000 ] &&
+if [ "$RC" = 0 ] && [ "${REQS:-0}" -gt 50 ] && [ "$FAILED" = 0 ] && [ "$exec_n" -gt 400 ] &&
 	within "$(share "$under" "$exec_n")" 90 100; then
 	ok "steady: $(share "$under" "$exec_n")% of $exec_n samples in php_execute_script show ...;zend_execute;{main} (FILE:1);render|checksum (FILE:$R|$C), FILE the request's script (>= 90 %; $REQS requests)"
 else
