@@ -75,18 +75,22 @@ struct php_file {
 	__u64 execute_ex_hi_rel;
 	/*
 	 * Where the native walk goes on from opcache's JIT code, which runs
-	 * in execute_ex's frame (the hybrid VM's): execute_ex's stack pointer
-	 * is the JIT code's plus jit_sp_delta, at pc jit_vm_pc_rel (one of
-	 * execute_ex's, with the row of its body). jit_vm_pc_rel 0: not known.
+	 * in execute_ex's frame (the hybrid VM's): at pc jit_vm_pc_rel, one
+	 * of execute_ex's body. Its stack pointer there is the JIT code's, or
+	 * a few words above it in the JIT's stubs: where its return address,
+	 * jit_ra_off above it (its body's CFA less 8), is one into the
+	 * engine's code. jit_ra_off 0: its body keeps a frame pointer (8.4),
+	 * and the stack pointer does not matter. jit_vm_pc_rel 0: not known.
 	 */
 	__u64 jit_vm_pc_rel;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 known;			/* 0: a PHP bpfprof cannot read (native frames only) */
 	__u16 version;			/* major << 8 | minor */
 	__u16 reserved;
 	struct php_layout l;
 	/* For the merge: zend_call_function, where C calls into PHP (a callback). */
 	__u64 call_lo_rel, call_hi_rel;
+	__u64 text_lo_rel, text_hi_rel;	/* the file's code */
 };
 
 /* A PHP process: where its engine's globals and VM code are. */
@@ -94,13 +98,16 @@ struct php_process {
 	__u64 eg;
 	__u64 execute_ex_lo, execute_ex_hi;
 	__u64 jit_vm_pc;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 gen;			/* the process's generation it holds for */
 	__u32 known;
 	__u16 version;
 	__u16 reserved;
 	struct php_layout l;
 	__u64 call_lo, call_hi;
+	__u64 text_lo, text_hi;
+	/* Opcache's JIT buffer, or the part of it last met (the program's: php_jit_frame). */
+	__u64 jit_lo, jit_hi;
 };
 
 #endif

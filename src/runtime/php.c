@@ -235,13 +235,15 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->execute_ex_lo = base + f->execute_ex_lo_rel;
 	p->execute_ex_hi = base + f->execute_ex_hi_rel;
 	p->jit_vm_pc = f->jit_vm_pc_rel ? base + f->jit_vm_pc_rel : 0;
-	p->jit_sp_delta = f->jit_sp_delta;
+	p->jit_ra_off = f->jit_ra_off;
 	p->gen = gen;
 	p->known = f->known;
 	p->version = f->version;
 	p->l = f->l;
 	p->call_lo = base + f->call_lo_rel;
 	p->call_hi = base + f->call_hi_rel;
+	p->text_lo = base + f->text_lo_rel;
+	p->text_hi = base + f->text_hi_rel;
 }
 
 static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,
