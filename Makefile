@@ -438,7 +438,8 @@ clean:
 # (debootstrap builds the Debian roots of other releases' runtimes, tests/tools/debian_root.sh:
 # trixie's and sid's newer ones, bullseye's python3.9; e2e/containers runs
 # them in systemd-nspawn, of systemd-container; libssl-dev and xz-utils build
-# tests/tools/static_ruby.sh's Ruby).
+# tests/tools/static_ruby.sh's Ruby; e2e/php_fpm runs php-fpm behind nginx and Composer,
+# beside Excimer, PHP's own sampling profiler).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
@@ -446,7 +447,7 @@ DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler val
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
 	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \
 	     ruby3.1 ruby3.1-dev ruby-stackprof openjdk-17-jdk-headless debootstrap libssl-dev xz-utils \
-	     systemd-container
+	     systemd-container php8.2-fpm composer php-excimer
 DEB_PKGS  := $(DEB_BUILD) $(DEB_TEST)
 
 # Installs what is missing of $(1), as root (with or without sudo).

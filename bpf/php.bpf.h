@@ -185,7 +185,14 @@ __noinline int php_frames(struct sample_key *key, struct sample_stats *st)
 	}
 	w->ex = ex;
 	w->l = p->l;
-	w->hash = 0x84222325cbf29ce4ull;
+	/*
+	 * The process in the hash: userspace names a process's functions from
+	 * the notices of its own stacks, and php-fpm's workers, forked from one
+	 * master, run the same functions at the same addresses (opcache's
+	 * shared memory, the master's heap): hashed alike, a new worker's
+	 * stacks were stored already and never noticed for it.
+	 */
+	w->hash = 0x84222325cbf29ce4ull ^ ((__u64)key->tgid << 32 | key->gen);
 	w->end_why = INTERP_WALK_DEPTH;
 	w->stack.n = 0;
 	bpf_loop(INTERP_MAX_FRAMES * 2, php_walk_step, NULL, 0);
