@@ -438,8 +438,8 @@ clean:
 # (debootstrap builds the Debian roots of other releases' runtimes, tests/tools/debian_root.sh:
 # trixie's and sid's newer ones, bullseye's python3.9; e2e/containers runs
 # them in systemd-nspawn, of systemd-container; libssl-dev and xz-utils build
-# tests/tools/static_ruby.sh's Ruby; PHP's CLI and FPM with opcache (its JIT) and
-# php-excimer, PHP's own sampling profiler, which e2e/php compares with; composer).
+# tests/tools/static_ruby.sh's Ruby; e2e/php runs PHP's CLI with opcache (its JIT) and e2e/php_fpm
+# php-fpm behind nginx and Composer, both beside Excimer, PHP's own sampling profiler).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \

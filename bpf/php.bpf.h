@@ -9,8 +9,8 @@
  * executor_globals, exported by the binary. Its current_execute_data is
  * the frame running now; each frame (zend_execute_data) holds its function,
  * the opline it is at, and the frame that called it. The walk reads each
- * frame's head, its function's type and first line, and a user function's
- * opline's line: three reads a frame.
+ * frame's head, its function's type, file and lines, and a user
+ * function's opline's line: three reads a frame.
  *
  * Opcache's JIT code runs in execute_ex's own frame (the hybrid VM's) and
  * has no CFI: php_jit_frame tells the native walk where execute_ex's frame
@@ -76,12 +76,14 @@ static __always_inline void php_mapping_seen(__u32 tgid, __u32 gen, const struct
 	p.execute_ex_lo = base + f->execute_ex_lo_rel;
 	p.execute_ex_hi = base + f->execute_ex_hi_rel;
 	p.jit_vm_pc = f->jit_vm_pc_rel ? base + f->jit_vm_pc_rel : 0;
-	p.jit_sp_delta = f->jit_sp_delta;
+	p.jit_ra_off = f->jit_ra_off;
 	p.known = f->known;
 	p.version = f->version;
 	p.l = f->l;
 	p.call_lo = base + f->call_lo_rel;
 	p.call_hi = base + f->call_hi_rel;
+	p.text_lo = base + f->text_lo_rel;
+	p.text_hi = base + f->text_hi_rel;
 	bpf_map_update_elem(&php_procs, &tgid, &p, BPF_ANY);
 }
 
@@ -110,6 +112,7 @@ static long php_walk_step(__u32 i, void *unused)
 {
 	struct php_execute_data ex;
 	struct php_walk *w;
+	struct php_func_where where;
 	__u32 zero = 0, instr = 0, first = 0, line;
 	__u8 type;
 
@@ -129,8 +132,9 @@ static long php_walk_step(__u32 i, void *unused)
 		if (type == PHP_INTERNAL_FUNCTION) {
 			instr = PHP_FRAME_INTERNAL;
 		} else if (type == PHP_USER_FUNCTION || type == PHP_EVAL_CODE) {
-			if (bpf_probe_read_user(&first, 4, (void *)(ex.func + w->l.fn_line_start)))
+			if (bpf_probe_read_user(&where, sizeof(where), (void *)(ex.func + w->l.fn_filename)))
 				return php_walk_end(w, INTERP_WALK_FAULT);
+			first = PHP_FUNC_CHECK(where);
 			/* Its line, where its opline is (0 when it cannot be read: the name still holds). */
 			if (ex.opline && !(ex.opline & 7) &&
 			    !bpf_probe_read_user(&line, 4, (void *)(ex.opline + w->l.op_lineno)))
@@ -181,7 +185,14 @@ __noinline int php_frames(struct sample_key *key, struct sample_stats *st)
 	}
 	w->ex = ex;
 	w->l = p->l;
-	w->hash = 0x84222325cbf29ce4ull;
+	/*
+	 * The process in the hash: userspace names a process's functions from
+	 * the notices of its own stacks, and php-fpm's workers, forked from one
+	 * master, run the same functions at the same addresses (opcache's
+	 * shared memory, the master's heap): hashed alike, a new worker's
+	 * stacks were stored already and never noticed for it.
+	 */
+	w->hash = 0x84222325cbf29ce4ull ^ ((__u64)key->tgid << 32 | key->gen);
 	w->end_why = INTERP_WALK_DEPTH;
 	w->stack.n = 0;
 	bpf_loop(INTERP_MAX_FRAMES * 2, php_walk_step, NULL, 0);
@@ -198,22 +209,133 @@ __noinline int php_frames(struct sample_key *key, struct sample_stats *st)
 }
 
 /*
- * The native walk at sp found no table row in a PHP process: opcache's JIT
- * code, which runs in execute_ex's frame (its stack pointer jit_sp_delta
- * above the JIT code's). If the process's JIT is known, execute_ex's stack
- * pointer and a pc of its body into *sp_vm and *pc_vm: 1; else 0. A
+ * Whether the memory at an address is opcache's JIT buffer: shared
+ * anonymous memory (opcache's shared memory) that runs, unlike PCRE2's JIT
+ * code (private) or any other; its bounds into *ctx.
+ */
+#define PHP_VM_EXEC	0x4
+#define PHP_VM_SHARED	0x8
+
+struct php_vma {
+	__u64 lo, hi;
+};
+
+static long php_jit_vma(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct php_vma *v = ctx;
+	__u64 flags = vma->vm_flags;
+
+	if ((flags & (PHP_VM_EXEC | PHP_VM_SHARED)) == (PHP_VM_EXEC | PHP_VM_SHARED)) {
+		v->lo = vma->vm_start;
+		v->hi = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Where the walk goes on from code with no CFI in a PHP process, looked
+ * for among the stack's words from sp, PHP_LOOK_WORDS at most:
+ *   opcache's JIT code runs in execute_ex's frame, whose stack pointer is
+ *   sp itself in traces and JIT'd functions, a word or two above in the
+ *   stubs they call, 0x100 in trace_exit (docs/research/php.md): the first
+ *   word whose return address (ra_off above) is one into the engine's
+ *   code, not into execute_ex (words below its frame hold stale ones);
+ *   other code the engine calls (PCRE2's JIT, through pcre2_jit_match):
+ *   the nearest return address into the engine's code (ra_off 0) that
+ *   follows a call (e8 rel32); the frames between are skipped.
+ * Per CPU: the walk's stack has no room for it.
+ */
+#define PHP_LOOK_WORDS 64
+
+struct php_look {
+	__u64 sp, ra_off;	/* where to look */
+	__u64 lo, hi, vm_lo, vm_hi;	/* the engine's code; execute_ex's */
+	bool after_call;	/* the return address must follow a call */
+	__u64 at, ra;		/* the word found (at 0: none), and the return address */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct php_look);
+	__uint(max_entries, 1);
+} php_looks SEC(".maps");
+
+static long php_look_step(__u32 i, void *unused)
+{
+	struct php_look *l;
+	__u32 zero = 0;
+	__u64 ra;
+	__u8 op;
+
+	if (!(l = bpf_map_lookup_elem(&php_looks, &zero)))
+		return 1;
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(l->sp + i * 8 + l->ra_off)))
+		return 1;
+	if (ra < l->lo + 5 || ra >= l->hi || (ra >= l->vm_lo && ra < l->vm_hi))
+		return 0;
+	if (l->after_call && (bpf_probe_read_user(&op, 1, (void *)(ra - 5)) || op != 0xe8))
+		return 0;
+	l->at = l->sp + i * 8;
+	l->ra = ra;
+	return 1;
+}
+
+/*
+ * The native walk at pc and sp found no table row in a PHP process: in
+ * opcache's JIT code, on at a pc of execute_ex's body (s->exact); in other
+ * code with no CFI, on at the engine's code that called it. The caller's
+ * stack pointer and pc (or return address) into s: 1; 0 if neither. The
+ * JIT buffer's bounds are kept once its memory has been looked up. A
  * global function: the verifier checks it once.
  */
-__noinline int php_jit_frame(__u32 tgid, __u32 gen, __u64 sp, __u64 *sp_vm, __u64 *pc_vm)
-{
-	struct php_process *p;
+struct php_jit_step {
+	__u64 pc, sp;		/* the walk's, in the code */
+	__u64 sp_vm, pc_vm;	/* the caller's: execute_ex's frame, or the engine's code that called */
+	bool exact;		/* pc_vm is a pc itself, not a return address */
+};
 
-	if (!sp_vm || !pc_vm || !runtime_on(RUNTIME_PHP) ||
-	    !(p = bpf_map_lookup_elem(&php_procs, &tgid)) || p->gen != gen || !p->known ||
-	    !p->jit_vm_pc)
+__noinline int php_jit_frame(__u32 tgid, __u32 gen, struct php_jit_step *s)
+{
+	struct php_vma v = {};
+	struct php_process *p;
+	struct php_look *l;
+	__u32 zero = 0;
+	bool jit;
+	__u64 pc;
+
+	if (!s || !runtime_on(RUNTIME_PHP) || !(l = bpf_map_lookup_elem(&php_looks, &zero)) ||
+	    !(p = bpf_map_lookup_elem(&php_procs, &tgid)) || p->gen != gen || !p->known)
 		return 0;
-	*sp_vm = sp + p->jit_sp_delta;
-	*pc_vm = p->jit_vm_pc;
+	pc = s->pc;
+	if ((pc < p->jit_lo || pc >= p->jit_hi) &&
+	    !bpf_find_vma(bpf_get_current_task_btf(), pc, php_jit_vma, &v, 0) && v.hi) {
+		p->jit_lo = v.lo;
+		p->jit_hi = v.hi;
+	}
+	jit = pc >= p->jit_lo && pc < p->jit_hi && p->jit_vm_pc;
+	l->sp = s->sp;
+	l->ra_off = jit ? p->jit_ra_off : 0;
+	l->lo = p->text_lo;
+	l->hi = p->text_hi;
+	l->vm_lo = jit ? p->execute_ex_lo : 0;
+	l->vm_hi = jit ? p->execute_ex_hi : 0;
+	l->after_call = !jit;
+	l->at = 0;
+	/* 8.4's execute_ex keeps a frame pointer (ra_off 0): its stack pointer does not matter. */
+	if (!jit || l->ra_off)
+		bpf_loop(PHP_LOOK_WORDS, php_look_step, NULL, 0);
+	if (jit) {
+		s->sp_vm = l->at ? l->at : s->sp;
+		s->pc_vm = p->jit_vm_pc;
+		s->exact = true;
+		return 1;
+	}
+	if (!l->at)
+		return 0;
+	s->sp_vm = l->at + 8;
+	s->pc_vm = l->ra;
+	s->exact = false;
 	return 1;
 }
 

@@ -48,17 +48,17 @@ static __always_inline void runtime_before_walk(struct sample_key *key, const st
 }
 
 /*
- * The native walk at sp found no table row for its pc: code a runtime
+ * The native walk at pc and sp found no table row: code a runtime
  * made (a LuaJIT trace, YJIT's code, PHP's JIT code)? If so, the caller's cfa, return
  * address and rbp as the runtime knows them, *exact whether ra is a pc
  * itself rather than a return address.
  */
 static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid, __u32 gen,
-					       __u64 sp, __u64 *cfa, __u64 *ra, __u64 *bp,
+					       __u64 pc, __u64 sp, __u64 *cfa, __u64 *ra, __u64 *bp,
 					       bool *exact)
 {
+	struct php_jit_step php = { .pc = pc, .sp = sp };
 	struct rb_regs regs;
-	__u64 vm_sp, vm_pc;
 
 	if (jit->vm_sp > sp) {
 		/* A trace's code: on at the VM's C frame, recorded as the VM's (luajit.bpf.h). */
@@ -77,11 +77,11 @@ static __always_inline bool runtime_code_frame(struct jit_frame *jit, __u32 tgid
 		*exact = true;
 		return true;
 	}
-	if (php_jit_frame(tgid, gen, sp, &vm_sp, &vm_pc)) {
-		/* Opcache's JIT code: on in execute_ex's frame, which it runs in (php.bpf.h). */
-		*cfa = vm_sp;
-		*ra = vm_pc + 1;
-		*exact = true;
+	if (php_jit_frame(tgid, gen, &php)) {
+		/* Opcache's JIT code, on in execute_ex's frame; PCRE2's, at its caller (php.bpf.h). */
+		*cfa = php.sp_vm;
+		*ra = php.exact ? php.pc_vm + 1 : php.pc_vm;
+		*exact = php.exact;
 		return true;
 	}
 	return false;

@@ -433,7 +433,7 @@ static long walk_step(__u32 i, void *unused)
 	}
 	rule = unwind_row_for(w, r) ? r->rules & ROW_CFA_MASK : ROW_CFA_NONE;
 	if (rule == ROW_CFA_NONE &&
-	    runtime_code_frame(&w->jit, w->tgid, w->gen, sp, &cfa, &ra, &bp, &w->pc_exact)) {
+	    runtime_code_frame(&w->jit, w->tgid, w->gen, w->pc, sp, &cfa, &ra, &bp, &w->pc_exact)) {
 		/* A runtime's generated code (runtimes.bpf.h): on where its runtime says. */
 		w->how |= WALK_BY_CFI;
 		goto record;

@@ -16,8 +16,12 @@
  *                     INTERP_FRAME_ENTRY on the first frame of a call into
  *                     the engine from C (ZEND_CALL_TOP: the script's main
  *                     code, a callback zend_call_function runs);
- *   frame.firstlineno a user function's first line (op_array.line_start):
- *                     tells a function freed and its address reused.
+ *   frame.firstlineno a user function's file (its zend_string's address)
+ *                     and first and last lines, folded (PHP_FUNC_CHECK):
+ *                     tells a function freed and its address reused, as
+ *                     each php-fpm request's main code takes the last
+ *                     one's (opcache copies it there), whose {main} began
+ *                     at line 1 as well.
  *   stack.state       0.
  */
 #ifndef BPFPROF_PHP_FRAMES_H
@@ -41,9 +45,9 @@ _Static_assert(PHP_STAT_MAX <= RUNTIME_STATS, "its counters fit its block");
 /* What differs by version (x86-64, NTS): a row of php_file.c's table. */
 struct php_layout {
 	__u16 eg_current_execute_data;	/* zend_executor_globals.current_execute_data */
-	__u16 fn_line_start;		/* zend_function.op_array.line_start */
-	__u16 fn_filename;		/* zend_function.op_array.filename */
+	__u16 fn_filename;		/* zend_function.op_array.filename: struct php_func_where there */
 	__u16 op_lineno;		/* zend_op.lineno */
+	__u16 reserved;
 };
 
 /*
@@ -64,6 +68,17 @@ struct php_execute_data {
 #define PHP_INTERNAL_FUNCTION	1
 #define PHP_EVAL_CODE		4
 
+/* What op_array holds from its filename on, in every PHP 8: its file, first and last lines. */
+struct php_func_where {
+	__u64 filename;
+	__u32 line_start, line_end;
+};
+
+/* interp_frame.firstlineno of a user function's frame, from its php_func_where w. */
+#define PHP_FUNC_CHECK(w)                                                                          \
+	((__u32)(w).filename ^ (__u32)((w).filename >> 32) ^ (w).line_start ^ (w).line_end << 16 ^ \
+	 (w).line_end >> 16)
+
 /* In interp_frame.instr of a PHP frame. */
 #define PHP_FRAME_INTERNAL	0x40000000u	/* code: an internal (C) function */
 #define PHP_FRAME_LINE_MASK	0x3fffffffu
@@ -75,18 +90,22 @@ struct php_file {
 	__u64 execute_ex_hi_rel;
 	/*
 	 * Where the native walk goes on from opcache's JIT code, which runs
-	 * in execute_ex's frame (the hybrid VM's): execute_ex's stack pointer
-	 * is the JIT code's plus jit_sp_delta, at pc jit_vm_pc_rel (one of
-	 * execute_ex's, with the row of its body). jit_vm_pc_rel 0: not known.
+	 * in execute_ex's frame (the hybrid VM's): at pc jit_vm_pc_rel, one
+	 * of execute_ex's body. Its stack pointer there is the JIT code's, or
+	 * a few words above it in the JIT's stubs: where its return address,
+	 * jit_ra_off above it (its body's CFA less 8), is one into the
+	 * engine's code. jit_ra_off 0: its body keeps a frame pointer (8.4),
+	 * and the stack pointer does not matter. jit_vm_pc_rel 0: not known.
 	 */
 	__u64 jit_vm_pc_rel;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 known;			/* 0: a PHP bpfprof cannot read (native frames only) */
 	__u16 version;			/* major << 8 | minor */
 	__u16 reserved;
 	struct php_layout l;
 	/* For the merge: zend_call_function, where C calls into PHP (a callback). */
 	__u64 call_lo_rel, call_hi_rel;
+	__u64 text_lo_rel, text_hi_rel;	/* the file's code */
 };
 
 /* A PHP process: where its engine's globals and VM code are. */
@@ -94,13 +113,16 @@ struct php_process {
 	__u64 eg;
 	__u64 execute_ex_lo, execute_ex_hi;
 	__u64 jit_vm_pc;
-	__u32 jit_sp_delta;
+	__u32 jit_ra_off;
 	__u32 gen;			/* the process's generation it holds for */
 	__u32 known;
 	__u16 version;
 	__u16 reserved;
 	struct php_layout l;
 	__u64 call_lo, call_hi;
+	__u64 text_lo, text_hi;
+	/* Opcache's JIT buffer, or the part of it last met (the program's: php_jit_frame). */
+	__u64 jit_lo, jit_hi;
 };
 
 #endif

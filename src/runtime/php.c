@@ -33,7 +33,8 @@
 /* A function of a process, as read (or not) when a stack first showed it. */
 struct php_func {
 	uint64_t addr;
-	uint32_t first_line;		/* the frame's: a user function's first line, 0 for C's */
+	uint32_t check;			/* the frame's firstlineno: PHP_FUNC_CHECK, 0 for C's */
+	uint32_t first_line;		/* a user function's, as read */
 	bool ok;
 	char *name, *file;		/* file NULL: an internal function */
 };
@@ -126,13 +127,13 @@ static bool func_eq(const void *owner, const void *key, uint32_t idx)
 	const struct php_func *f = &((const struct php_proc *)owner)->funcs[idx];
 	const struct php_func *k = key;
 
-	return f->addr == k->addr && f->first_line == k->first_line;
+	return f->addr == k->addr && f->check == k->check;
 }
 
-static const struct php_func *find_func(const struct php_proc *pp, uint64_t addr, uint32_t first)
+static const struct php_func *find_func(const struct php_proc *pp, uint64_t addr, uint32_t check)
 {
-	struct php_func k = { .addr = addr, .first_line = first };
-	uint32_t idx = itab_find(&pp->func_index, hash_mix(addr, first), func_eq, pp, &k);
+	struct php_func k = { .addr = addr, .check = check };
+	uint32_t idx = itab_find(&pp->func_index, hash_mix(addr, check), func_eq, pp, &k);
 
 	return idx == ITAB_NONE ? NULL : &pp->funcs[idx];
 }
@@ -143,7 +144,8 @@ static const struct php_func *find_func(const struct php_proc *pp, uint64_t addr
  */
 static int read_func(struct php_proc *pp, struct php_func *fn, bool internal)
 {
-	uint64_t name_str, scope, class_str, file_str;
+	uint64_t name_str, scope, class_str;
+	struct php_func_where where;
 	char *name = NULL, *cls = NULL;
 	int err;
 
@@ -153,8 +155,14 @@ static int read_func(struct php_proc *pp, struct php_func *fn, bool internal)
 	    (err = read_u64(pp, fn->addr + PHP_FN_SCOPE, &scope)))
 		return err;
 	if (!internal) {
-		if ((err = read_u64(pp, fn->addr + pp->bpf.l.fn_filename, &file_str)) ||
-		    (err = read_string(pp, file_str, PATH_MAX_BYTES, &fn->file)))
+		/* Its file and lines as the walk read them: else freed, and its address another's now. */
+		if ((err = runtime_proc_read(pp, fn->addr + pp->bpf.l.fn_filename, &where,
+					     sizeof(where))))
+			return err;
+		if (PHP_FUNC_CHECK(where) != fn->check)
+			return -ESTALE;
+		fn->first_line = where.line_start;
+		if ((err = read_string(pp, where.filename, PATH_MAX_BYTES, &fn->file)))
 			return err;
 	}
 	if (!name_str) {
@@ -190,13 +198,13 @@ static void name_func(struct php *ph, struct php_proc *pp, const struct interp_f
 	fn = &pp->funcs[pp->nr_funcs];
 	memset(fn, 0, sizeof(*fn));
 	fn->addr = f->code;
-	fn->first_line = f->firstlineno;
+	fn->check = f->firstlineno;
 	fn->ok = pp->known && !read_func(pp, fn, internal);
 	if (fn->ok)
 		ph->stats.funcs++;
 	else
 		ph->stats.func_errors++;
-	itab_insert(&pp->func_index, hash_mix(fn->addr, fn->first_line), pp->nr_funcs++);
+	itab_insert(&pp->func_index, hash_mix(fn->addr, fn->check), pp->nr_funcs++);
 }
 
 /* Notices ---------------------------------------------------------------------- */
@@ -235,13 +243,15 @@ static void process_of(const void *file, uint64_t start, uint64_t offset, uint32
 	p->execute_ex_lo = base + f->execute_ex_lo_rel;
 	p->execute_ex_hi = base + f->execute_ex_hi_rel;
 	p->jit_vm_pc = f->jit_vm_pc_rel ? base + f->jit_vm_pc_rel : 0;
-	p->jit_sp_delta = f->jit_sp_delta;
+	p->jit_ra_off = f->jit_ra_off;
 	p->gen = gen;
 	p->known = f->known;
 	p->version = f->version;
 	p->l = f->l;
 	p->call_lo = base + f->call_lo_rel;
 	p->call_hi = base + f->call_hi_rel;
+	p->text_lo = base + f->text_lo_rel;
+	p->text_hi = base + f->text_hi_rel;
 }
 
 static bool file_opened(void *rt, const struct unwind_file_key *key, int fd, const char *path,

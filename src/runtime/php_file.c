@@ -13,23 +13,17 @@
 
 /*
  * The layouts read, by version: offsetof() of each field in the headers
- * of Debian's php8.2-dev and trixie's php8.4-dev (tests/tools/php_layout
+ * of Debian's php8.2-dev and trixie's php8.4-dev (tests/tools/php_layout/
  * prints them; docs/research/php.md).
- */
-/*
- * jit_sp_delta: how far below execute_ex's stack pointer opcache's JIT
- * code keeps its own (docs/research/php.md): 8.2's JIT uses the red zone
- * execute_ex reserves for it and moves no stack pointer.
  */
 static const struct php_version_row {
 	unsigned major, minor;
 	struct php_layout l;
-	uint32_t jit_sp_delta;
 } layouts[] = {
-	{ 8, 2, { .eg_current_execute_data = 488, .fn_line_start = 160, .fn_filename = 152,
-		  .op_lineno = 24 }, 0 },
-	{ 8, 4, { .eg_current_execute_data = 488, .fn_line_start = 176, .fn_filename = 168,
-		  .op_lineno = 24 }, 0 },
+	{ 8, 2, { .eg_current_execute_data = 488, .fn_filename = 152,
+		  .op_lineno = 24 } },
+	{ 8, 4, { .eg_current_execute_data = 488, .fn_filename = 168,
+		  .op_lineno = 24 } },
 };
 
 static const struct php_version_row *row_of(unsigned major, unsigned minor)
@@ -52,14 +46,17 @@ const struct php_layout *php_layout_of(unsigned major, unsigned minor)
 /*
  * A pc of execute_ex's body, lo..hi (file offsets): the row its CFI gives
  * the most code (its frame whole: 8.2's rsp-based, 8.4's on rbp), which
- * the native walk is put at when it leaves JIT code. 0 if none.
+ * the native walk is put at when it leaves JIT code; 0 if none. Its
+ * return address's offset from the stack pointer there into *ra_off (0:
+ * the row is rbp's).
  */
-static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi)
+static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi, uint32_t *ra_off)
 {
 	struct cfi_rows rows;
 	uint64_t pc = 0, best = 0, end;
 	size_t i;
 
+	*ra_off = 0;
 	if (cfi_rows_build(elf, NULL, &rows))
 		return 0;
 	for (i = 0; i < rows.nr; i++) {
@@ -69,8 +66,10 @@ static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi)
 		if (r->addr < lo || r->addr >= hi || (rule != ROW_CFA_RSP && rule != ROW_CFA_RBP))
 			continue;
 		end = i + 1 < rows.nr && rows.rows[i + 1].addr < hi ? rows.rows[i + 1].addr : hi;
-		if (end - r->addr > best)
+		if (end - r->addr > best) {
 			best = end - r->addr, pc = r->addr;
+			*ra_off = rule == ROW_CFA_RSP && r->cfa_off > 0 ? r->cfa_off * 8 - 8 : 0;
+		}
 	}
 	cfi_rows_free(&rows);
 	return pc;
@@ -194,12 +193,14 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 	out->eg_rel = f.eg - base;
 	out->execute_ex_lo_rel = f.execute_ex - base;
 	out->execute_ex_hi_rel = f.execute_ex + f.execute_ex_size - base;
+	out->text_lo_rel = code->vaddr - base;
+	out->text_hi_rel = code->vaddr + code->filesz - base;
 	if (f.call && f.call_size) {
 		out->call_lo_rel = f.call - base;
 		out->call_hi_rel = f.call + f.call_size - base;
 	}
-	out->jit_vm_pc_rel = body_pc(f.elf, out->execute_ex_lo_rel, out->execute_ex_hi_rel);
-	out->jit_sp_delta = row->jit_sp_delta;
+	out->jit_vm_pc_rel = body_pc(f.elf, out->execute_ex_lo_rel, out->execute_ex_hi_rel,
+				     &out->jit_ra_off);
 	if (!out->jit_vm_pc_rel)
 		debug("php: '%s': execute_ex's frame not found in its CFI: JIT code not walked through",
 		      path);
