@@ -14,9 +14,9 @@
 //             EXC_ALPHA EXC_BETA EXC_ALL", the workload's own split, then the
 //             Excimer events whose stack holds alpha, beta, and all of them.
 //             Excimer records an event where the VM next checks for an interrupt,
-//             which on a loaded machine is often late, in cpu_ns (up to half of
-//             them there, seen on 2 busy CPUs): its split of alpha and beta holds
-//             (their share of the two), not their share of all events;
+//             which on a loaded machine is often late, outside both (up to half
+//             of them, seen on 2 busy CPUs): its split of alpha and beta holds
+//             better (their share of the two) than their share of all events;
 //   native    PHP functions calling C: digest() hash('sha256') over 1 MiB, match_it()
 //             preg_match over 256 KiB (backtracking, no match); prints "DIGEST_NS MATCH_NS";
 //   callbacks C calling back into PHP: Foo::bar() runs array_map with a closure of
