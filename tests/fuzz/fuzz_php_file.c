@@ -5,7 +5,8 @@
  * file that is not PHP, or not readable, says nothing at all; one that is
  * says a version of the form it checks (or none). One not read says why and
  * nothing else; a read one its table row exactly, execute_ex's bounds in
- * order, the JIT's way back inside them and zend_call_function's in order.
+ * order and in the file's code, the JIT's way back inside them and
+ * zend_call_function's in order and in the file's code.
  */
 #include <string.h>
 #include <unistd.h>
@@ -36,9 +37,13 @@ static void check(int rc, const struct php_file *f, const char *why)
 	l = php_layout_of(f->version >> 8, f->version & 0xff);
 	FUZZ_CHECK(l && !memcmp(l, &f->l, sizeof(*l)));
 	FUZZ_CHECK(f->execute_ex_lo_rel < f->execute_ex_hi_rel);
+	/* Both functions in the file's code. */
+	FUZZ_CHECK(f->text_lo_rel <= f->execute_ex_lo_rel && f->execute_ex_hi_rel <= f->text_hi_rel);
 	FUZZ_CHECK(!f->jit_vm_pc_rel || (f->jit_vm_pc_rel >= f->execute_ex_lo_rel &&
 					 f->jit_vm_pc_rel < f->execute_ex_hi_rel));
-	FUZZ_CHECK((!f->call_lo_rel && !f->call_hi_rel) || f->call_lo_rel < f->call_hi_rel);
+	FUZZ_CHECK((!f->call_lo_rel && !f->call_hi_rel) ||
+		   (f->call_lo_rel < f->call_hi_rel && f->text_lo_rel <= f->call_lo_rel &&
+		    f->call_hi_rel <= f->text_hi_rel));
 }
 
 int fuzz_php_file(const uint8_t *data, size_t size)
