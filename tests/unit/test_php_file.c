@@ -59,13 +59,14 @@ struct binutils {
 	unsigned long long bias;		/* the executable segment's vaddr - offset */
 	unsigned long long eg, ex[2], call[2];	/* executor_globals; execute_ex, zend_call_function: value, size */
 	unsigned long long body_lo, body_hi;	/* execute_ex's longest CFI row */
+	unsigned long long ra_off;		/* its return address above rsp there; 0: rbp's row */
 };
 
 /* The largest row of the FDE beginning at lo in readelf's table of path's CFI; false if none. */
 static bool body_row(const char *path, unsigned long long lo, struct binutils *b)
 {
-	unsigned long long fde_lo = 0, fde_hi = 0, at, prev = 0, best = 0;
-	char cmd[512], *out, *line, *save = NULL;
+	unsigned long long fde_lo = 0, fde_hi = 0, at, prev = 0, best = 0, off, prev_ra = 0;
+	char cmd[512], *out, *line, *save = NULL, cfa[16];
 	bool in_fde = false, have_prev = false;
 
 	snprintf(cmd, sizeof(cmd), "readelf -W --debug-dump=frames-interp '%s' 2> /dev/null | "
@@ -81,15 +82,16 @@ static bool body_row(const char *path, unsigned long long lo, struct binutils *b
 			continue;
 		}
 		/* A row: its address, then the CFA's rule (the header's LOC is no number). */
-		if (!in_fde || sscanf(line, "%llx", &at) != 1)
+		if (!in_fde || sscanf(line, "%llx %15s", &at, cfa) != 2)
 			continue;
 		if (have_prev && at - prev > best)
-			best = at - prev, b->body_lo = prev, b->body_hi = at;
+			best = at - prev, b->body_lo = prev, b->body_hi = at, b->ra_off = prev_ra;
 		prev = at;
+		prev_ra = sscanf(cfa, "rsp+%llu", &off) == 1 ? off - 8 : 0;
 		have_prev = true;
 	}
 	if (have_prev && fde_hi - prev > best)
-		best = fde_hi - prev, b->body_lo = prev, b->body_hi = fde_hi;
+		best = fde_hi - prev, b->body_lo = prev, b->body_hi = fde_hi, b->ra_off = prev_ra;
 	free(out);
 	return best > 0;
 }
@@ -147,10 +149,11 @@ static void check_read(const char *what, const char *path, unsigned version)
 	      "php: %s: JIT code's way back at %#llx, on execute_ex's body row %#llx..%#llx", what,
 	      (unsigned long long)f.jit_vm_pc_rel, b.body_lo - b.bias, b.body_hi - b.bias);
 	CHECK(php_layout_of(version >> 8, version & 0xff) &&
-		      !memcmp(&f.l, php_layout_of(version >> 8, version & 0xff), sizeof(f.l)) &&
-		      f.jit_sp_delta == 0,
-	      "php: %s: the table's row for %u.%u, the JIT's stack pointer execute_ex's", what,
-	      version >> 8, version & 0xff);
+		      !memcmp(&f.l, php_layout_of(version >> 8, version & 0xff), sizeof(f.l)),
+	      "php: %s: the table's row for %u.%u", what, version >> 8, version & 0xff);
+	CHECK(f.jit_ra_off == b.ra_off,
+	      "php: %s: execute_ex's return address %llu above its body's rsp, as readelf's row says "
+	      "(%u; 0: a row on rbp)", what, b.ra_off, f.jit_ra_off);
 }
 
 /*
