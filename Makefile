@@ -376,7 +376,7 @@ FUZZ_LIB     := $(addprefix $(FUZZ_O)/src/,$(addsuffix .o,symbols/elf symbols/dw
 		util intern profile output/out_folded output/out_pprof output/pb profile_read \
 		symbols/demangle symbols/cfi_rows runtime/python_code runtime/python_offsets \
 		runtime/interp_names runtime/luajit_file runtime/luajit_proto runtime/ruby_file \
-		runtime/runtime_elf runtime/java_file runtime/java_names))
+		runtime/runtime_elf runtime/java_file runtime/java_names runtime/php_file))
 FUZZ_COMMON  := $(FUZZ_O)/tests/common.o $(FUZZ_O)/tests/no_runtimes.o
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_O)/fuzz_%)
 

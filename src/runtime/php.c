@@ -342,9 +342,10 @@ static bool c_entry(const struct raw_interp *rr, uint32_t g, uint32_t rn)
 
 /*
  * The VM's own frames at the leaf, run for the PHP frame above them: the
- * opcode handlers execute_ex calls and their helpers, unnamed frames of
- * the engine's file from *from (past the kernel's and what else is not
- * user code) to execute_ex, with no other frame between. Replaced as
+ * opcode handlers execute_ex (or JIT code) calls and their helpers,
+ * unnamed frames of the engine's file from *from (past the kernel's and
+ * what else is not user code) to execute_ex, with no other frame between
+ * but JIT code's. Replaced as
  * execute_ex is. How many; 0 if the leaf is any other code.
  */
 static uint32_t vm_handlers(const struct profile *p, const struct php_process *vm,
@@ -362,6 +363,8 @@ static uint32_t vm_handlers(const struct profile *p, const struct php_process *v
 	for (i = u; i < n && !in_range(p, frames[i], vm->execute_ex_lo, vm->execute_ex_hi); i++) {
 		const struct prof_location *l = &p->locations[frames[i]];
 
+		if (runtime_frame_anonymous(p, frames[i]))
+			continue;	/* JIT code, which runs in execute_ex's frame */
 		if (l->kind != FRAME_USER || l->nlines || l->label || l->mapping != vm_mapping ||
 		    !vm_mapping)
 			return 0;

@@ -75,6 +75,13 @@ static uint64_t body_pc(Elf *elf, uint64_t lo, uint64_t hi, uint32_t *ra_off)
 	return pc;
 }
 
+/* Whether addr..addr+size lies in the code segment: its bounds less the code's bias do not wrap. */
+static bool in_code(const struct runtime_segment *code, uint64_t addr, uint64_t size)
+{
+	return size && addr >= code->vaddr && size <= code->filesz &&
+	       addr - code->vaddr <= code->filesz - size;
+}
+
 struct php_elf {
 	Elf *elf;
 	const char *path;
@@ -184,7 +191,7 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 		*why = "a thread-safe (ZTS) build";
 		goto out;
 	}
-	if (!f.eg || !code || !f.execute_ex_size) {
+	if (!f.eg || !code || !in_code(code, f.execute_ex, f.execute_ex_size)) {
 		*why = !f.eg ? "executor_globals not exported" : "execute_ex's bounds not found";
 		goto out;
 	}
@@ -195,7 +202,7 @@ int php_file_identify(int fd, const char *path, struct php_file *out, const char
 	out->execute_ex_hi_rel = f.execute_ex + f.execute_ex_size - base;
 	out->text_lo_rel = code->vaddr - base;
 	out->text_hi_rel = code->vaddr + code->filesz - base;
-	if (f.call && f.call_size) {
+	if (in_code(code, f.call, f.call_size)) {
 		out->call_lo_rel = f.call - base;
 		out->call_hi_rel = f.call + f.call_size - base;
 	}

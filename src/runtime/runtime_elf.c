@@ -60,7 +60,7 @@ void runtime_elf_segments(Elf *elf, bool exec_only, struct runtime_segments *out
 	for (i = 0; i < n && i < ELF_MAX_SEGMENTS && out->nr < RUNTIME_ELF_MAX_SEGMENTS; i++)
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz &&
 		    (!exec_only || (ph.p_flags & PF_X)) && ph.p_vaddr + ph.p_filesz > ph.p_vaddr &&
-		    ph.p_offset <= INT64_MAX - ph.p_filesz)
+		    ph.p_filesz <= INT64_MAX && ph.p_offset <= INT64_MAX - ph.p_filesz)
 			out->seg[out->nr++] = (struct runtime_segment){
 				ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_flags & PF_X };
 }

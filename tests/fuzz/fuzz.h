@@ -22,7 +22,7 @@
 /* Every target, by name: fuzz_NAME() in tests/fuzz/fuzz_NAME.c. */
 #define FUZZ_TARGETS(X) X(elf) X(dwarf) X(procmaps) X(kallsyms) X(perfmap) X(sideband) X(cfi) X(python) \
 	X(profile) X(luajit_file) X(luajit_proto) X(ruby_file) X(python_offsets) \
-	X(java_file) X(java_names)
+	X(java_file) X(java_names) X(php_file)
 
 typedef int fuzz_target_fn(const uint8_t *data, size_t size);
 #define FUZZ_DECLARE(name) fuzz_target_fn fuzz_##name;

@@ -4,8 +4,8 @@
 # Seeds for the fuzz targets from real files, into DIR/NAME/: small ELF
 # files from the fixtures' sources (GCC and Clang, DWARF 4 and 5,
 # compressed, stripped, split into a debug file) and their CFI sections,
-# the runtimes' libraries found here (LuaJIT, Ruby, Python; Java's tables alone) and small
-# files exporting what their detectors look for,
+# the runtimes' libraries and programs found here (LuaJIT, Ruby, Python, PHP; Java's tables
+# alone) and small files exporting what their detectors look for,
 # this machine's /proc/PID/maps and slices of /proc/kallsyms, a perf map Node.js writes,
 # and side-band records of a real fork and exec (sbcapture, as root).
 #
@@ -18,7 +18,7 @@ CLANG=${CLANG:-clang}
 
 rm -rf "$dir"
 for t in elf dwarf procmaps kallsyms perfmap sideband cfi python profile luajit_file luajit_proto \
-	ruby_file python_offsets java_file java_names; do
+	ruby_file python_offsets java_file java_names php_file; do
 	mkdir -p "$dir/$t"
 done
 
@@ -91,6 +91,7 @@ done
 for f in $lib/libruby-3.1.so $lib/libruby-3.3.so; do
 	if [ -f "$f" ]; then cp -L "$f" "$dir/ruby_file/$(basename "$f")"; fi
 done
+if [ -f /usr/bin/php8.2 ]; then cp /usr/bin/php8.2 "$dir/php_file/php8.2"; fi
 for f in $lib/libpython3.11.so.1.0 $lib/libpython3.12.so.1.0 $lib/libpython3.13.so.1.0; do
 	if [ -f "$f" ]; then cp -L "$f" "$dir/python_offsets/$(basename "$f")"; fi
 done
@@ -102,6 +103,18 @@ $CC -Os $small -o "$dir/luajit_file/exports-openresty.so" "$src"
 printf '%s\n' 'const int ruby_api_version[3] = { 3, 3, 0 };' '__thread void *ruby_current_ec;' \
 	'void *rb_vm_exec(void *ec) { return ruby_current_ec; }' > "$src"
 $CC -Os $small -o "$dir/ruby_file/exports-3.3.so" "$src"
+# PHP: its version and build strings, executor_globals, and an execute_ex with a frame
+# (its CFI's rows); as 8.4, and as a thread-safe 8.2 (committed: exports-8.2).
+for v in '8.4.27 API20240924,NTS 8.4' '8.2.36 API20220829,TS zts'; do
+	set -- $v
+	printf '%s\n' "const char php_powered[] = \"X-Powered-By: PHP/$1\";" \
+		"const char php_api[] = \"$2\";" 'char executor_globals[1024];' \
+		'int zend_call_function(void *f, void *c) { return f == c; }' \
+		'void zend_execute(void *op, void *ret) { executor_globals[0] = op == ret; }' \
+		'void execute_ex(void *ex) { volatile char b[256]; b[0] = 1; zend_call_function(ex, (void *)b); }' \
+		> "$src"
+	$CC -Os $small -o "$dir/php_file/exports-$3.so" "$src"
+done
 for v in 030a 030c 030d; do
 	printf '%s\n' "const unsigned Py_Version = 0x${v}00f0;" 'struct { long r; void *t; } PyCode_Type;' \
 		'struct { char c[8]; unsigned long v, ft, o[120]; }' \
