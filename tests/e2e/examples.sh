@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Every command example of the README, docs/*.md and the man page's EXAMPLES runs
 # (tests/doc_text.py finds them): as written, with durations cut to 1 s, hosts on the
-# loopback, placeholder pids made real workloads' (python3.11 and ruby running the
-# examples' demo.py and demo.rb, nginx serving Lua), under `bash -O failglob` (so an
+# loopback, placeholder pids made real workloads' (python3.11, ruby and php8.2 running the
+# examples' demo.py, demo.rb and demo.php, nginx serving Lua), under `bash -O failglob` (so an
 # unquoted URL with `?` fails, as it can in a user's shell). Each exits 0, and what it
 # writes is read by its real reader: the strict folded checker, `go tool pprof`,
 # `callgrind_annotate`, `xmllint`, `promtool`. A busiest-stack pipeline must print the
@@ -65,6 +65,8 @@ run	sudo bpfprof -F 999 -p WORKER -d 5 -o tests/example/nginx-lua.svg -o tests/e
 run	sudo bpfprof -p $(pgrep -f demo.rb) -d 5 -F 999 -o demo.folded
 run	grep SHA256_Update demo.folded | awk '$NF > n { n = $NF; s = $0 } END { print s }'
 run	sudo bpfprof -F 999 -p PID -d 5 -o tests/example/ruby.svg -o tests/example/ruby.folded
+run	sudo bpfprof -p $(pgrep -f demo.php) -d 5 -F 999 -o demo.folded
+run	grep PHP_SHA256Update demo.folded | awk '$NF > n { n = $NF; s = $0 } END { print s }'
 run	sudo bpfprof -p $(pgrep split-nofp) -d 4 -F 999
 run	sudo bpfprof -p $(pgrep -f JavaSplit) -d 5 -F 999 -o split.folded
 run	awk '$NF > n { n = $NF; s = $0 } END { print s }' split.folded
@@ -134,6 +136,7 @@ need() {
 	syscall) "$WL/syscall" 600 > /dev/null & pid=$! ;;
 	split-nofp) "$WL/split-nofp" 600 > /dev/null & pid=$! ;;
 	ruby) /usr/bin/ruby tests/example/demo.rb 600 > /dev/null & pid=$!; sleep 1 ;;
+	php) php8.2 tests/example/demo.php 600 > /dev/null & pid=$!; sleep 0.5 ;;
 	java) javac --release 17 -d "$T/java" tests/workloads/JavaSplit.java
 		java -cp "$T/java" JavaSplit 600 "$T/java/ready" > /dev/null & pid=$!
 		while [ ! -e "$T/java/ready" ] && kill -0 $pid 2> /dev/null; do sleep 0.1; done ;;
@@ -214,6 +217,7 @@ rewrite() {
 	'$(pgrep -f demo.py)') pid=$PY ;;
 	'$(pgrep -n myserver)') pid=$WAITS ;;
 	'$(pgrep -f demo.rb)') need ruby; pid=$NEED ;;
+	'$(pgrep -f demo.php)') need php; pid=$NEED ;;
 	'$(pgrep syscall)') need syscall; pid=$NEED ;;
 	'$(pgrep split-nofp)') need split-nofp; pid=$NEED ;;
 	'$(pgrep -f JavaSplit)') need java; pid=$NEED ;;
