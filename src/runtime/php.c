@@ -345,8 +345,8 @@ static bool c_entry(const struct raw_interp *rr, uint32_t g, uint32_t rn)
  * opcode handlers execute_ex (or JIT code) calls and their helpers,
  * unnamed frames of the engine's file from *from (past the kernel's and
  * what else is not user code) to execute_ex, with no other frame between
- * but JIT code's. Replaced as
- * execute_ex is. How many; 0 if the leaf is any other code.
+ * but JIT code's. Replaced as execute_ex is. How many; 0 if the leaf is
+ * any other code.
  */
 static uint32_t vm_handlers(const struct profile *p, const struct php_process *vm,
 			    const uint32_t *frames, uint32_t n, uint32_t *from)
