@@ -76,7 +76,7 @@ split_checks() {
 split_run split php8.2 "$PHP"
 split_checks "php8.2" off
 split_total=$total
-vm=$(sum_matching "$T/split.folded" "$MAIN;(.*;)?execute_ex;")
+vm=$(sum_matching "$T/split.folded" "$MAIN;(.*;)?execute_ex(;|\$)")
 check "php8.2: no execute_ex left above {main} ($vm samples with one)" '[ "$framed" -gt 1000 ] && [ "$vm" = 0 ]'
 check "php8.2: alpha at its first line in every sample of it ($(sum_matching "$T/split.folded" ";alpha \\(") named alpha at all)" \
 	'[ "$(sum_matching "$T/split.folded" ";alpha \\(")" = "$a" ] && grep -Eq "^php8\.2;_start;__libc_start_main;(.*;)?php_execute_script;(.*;)?$MAIN;run_split \($FS:[0-9]+\);$A " "$T/split.folded"'
