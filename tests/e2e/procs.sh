@@ -179,7 +179,9 @@ mount -t tmpfs tmpfs /tmp || exit 99
 cp tests/workloads/jit.js /tmp/jit.js || exit 98
 node --perf-basic-prof --no-turbo-inlining --no-logfile-per-isolate --logfile=/tmp/v8.log \
 	/tmp/jit.js 9 < /dev/null > /dev/null 3>&- 4>&- &
-sleep 1.5
+# Until V8 has written burn's code into its map (1.5 s were too few beside busy processes).
+i=0
+while [ \$i -lt 100 ] && ! grep -qs burn /tmp/perf-\$!.map; do sleep 0.1; i=\$((i + 1)); done
 cat /tmp/perf-\$!.map >&3
 sed -E 's/^([0-9a-fA-Fx]+ [0-9a-fA-Fx]+ )/\1INSIDE_/' /tmp/perf-\$!.map > $shared
 ln -sf $shared /tmp/perf-\$!.map
@@ -189,7 +191,7 @@ wait
 SH
 unshare -m --propagation private sh "$T/container.sh" 3> "$T/node.map" 4> "$T/node.pid" &
 BG_PIDS+=($!)
-for i in $(seq 50); do [ -s "$T/node.pid" ] && break; sleep 0.1; done
+for i in $(seq 150); do [ -s "$T/node.pid" ] && break; sleep 0.1; done
 node_pid=$(cat "$T/node.pid" 2> /dev/null)
 sed -E 's/^([0-9a-fA-Fx]+ [0-9a-fA-Fx]+ )/\1HOST_SECRET_/' "$T/node.map" > "$shared"
 touch -a -d '2001-01-01' "$shared"	# older than its mtime: any read moves it (relatime)
