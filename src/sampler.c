@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfprof/kernel_btf.h"
 #include "bpfprof/runtime_info.h"
 #include "sampler_internal.h"
 
@@ -37,30 +38,41 @@ static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
 
 /*
  * The distance from a CPU's run queue to its preempt count, both per-CPU
- * variables: their offsets in the kernel BTF's per-CPU section. 0 if unknown.
+ * variables: their offsets in the kernel BTF's per-CPU section, read in
+ * one pass over its bytes (kernel_btf.h); a --btf file that is not raw BTF
+ * (an ELF's .BTF) is parsed by libbpf. 0 if unknown.
  */
 static int64_t preempt_count_from_rq(const char *btf_path)
 {
-	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
-	int64_t rq = -1, count = -1;
+	static const char *const names[] = { "runqueues", "__preempt_count" };
+	int64_t off[2] = { -1, -1 };
 	const struct btf_var_secinfo *v;
 	const struct btf_type *sec;
-	const char *name;
+	struct btf *btf;
+	size_t len;
+	char *raw;
 	int id, i;
 
-	if (!btf)
+	if (!read_file(btf_path ? btf_path : "/sys/kernel/btf/vmlinux", &raw, &len)) {
+		i = kernel_btf_percpu_offsets(raw, len, names, off, 2);
+		free(raw);
+		if (!i)
+			return off[0] >= 0 && off[1] >= 0 ? off[1] - off[0] : 0;
+	}
+	if (!btf_path || !(btf = btf__parse(btf_path, NULL)))
 		return 0;
 	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
 	sec = id > 0 ? btf__type_by_id(btf, id) : NULL;
 	for (i = 0, v = sec ? btf_var_secinfos(sec) : NULL; sec && i < btf_vlen(sec); i++, v++) {
-		name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
-		if (!strcmp(name, "runqueues"))
-			rq = v->offset;
-		else if (!strcmp(name, "__preempt_count"))
-			count = v->offset;
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+
+		if (!strcmp(name, names[0]))
+			off[0] = v->offset;
+		else if (!strcmp(name, names[1]))
+			off[1] = v->offset;
 	}
 	btf__free(btf);
-	return rq >= 0 && count >= 0 ? count - rq : 0;
+	return off[0] >= 0 && off[1] >= 0 ? off[1] - off[0] : 0;
 }
 
 /* Settings ---------------------------------------------------------------- */

@@ -129,7 +129,7 @@ char *unit_pipe(const char *cmd, const void *input, size_t len)
 	X(test_luajit_ffnames) \
 	X(test_luajit_proto) X(test_ruby_file) X(test_java_file) X(test_php_file) X(test_merge_python) X(test_merge_luajit) X(test_merge_ruby) X(test_merge_java) X(test_merge_php) \
 	X(test_rotate) \
-	X(test_series) X(test_metrics) X(test_collect) X(test_options) X(test_settings)  \
+	X(test_series) X(test_metrics) X(test_kernel_btf) X(test_collect) X(test_options) X(test_settings)  \
 	X(test_option_spellings) X(test_file_listeners) X(test_runtime_table)
 
 #define DECLARE(fn) unit_test_fn fn;
