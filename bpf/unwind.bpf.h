@@ -29,13 +29,25 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
 					      void *map__map, bpf_task_work_callback_t callback,
 					      void *aux__prog) __ksym __weak;
 
-/* Every file's rows, one after another; sized by userspace, which writes them in place (mmap). */
-struct {
+/*
+ * The files' rows, in chunks (unwind_row.h) userspace creates as it needs
+ * room and writes in place (mmap): no table's memory is taken before a
+ * file needs it. BPF_F_INNER_MAP: chunks of any length.
+ */
+struct unwind_rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct unwind_row);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	/* Sizes, not types: clang leaves a type only an inner map names a declaration. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row));
 	__uint(max_entries, 1);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UNWIND_CHUNKS);
+	__type(key, __u32);
+	__array(values, struct unwind_rows_chunk);
 } unwind_rows SEC(".maps");
 
 /* Each file's rows in unwind_rows, by its identity; written by userspace. */
@@ -305,18 +317,20 @@ __noinline int unwind_find_mapping(struct walk *w, __u64 pc)
 	return 1;
 }
 
-/* Into *out the last of nr rows from first at or below off; 0 if none. */
+/* Into *out the last of nr rows from first (unwind_file's) at or below off; 0 if none. */
 __noinline int unwind_find_row(__u32 first, __u32 nr, __u32 off, struct unwind_row *out)
 {
-	__u32 lo = first, hi = first + nr, i, mid;
+	__u32 chunk = first >> UNWIND_CHUNK_SHIFT, i, mid;
+	__u32 lo = first & ((1u << UNWIND_CHUNK_SHIFT) - 1), hi = lo + nr;
 	struct unwind_row *r;
+	void *rows;
 
-	if (!out || !nr)
+	if (!out || !nr || !(rows = bpf_map_lookup_elem(&unwind_rows, &chunk)))
 		return 0;
 	/* 24 halvings cover 16M rows. */
 	for (i = 0; i < 24 && lo + 1 < hi; i++) {
 		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		r = bpf_map_lookup_elem(rows, &mid);
 		if (!r)
 			return 0;
 		if (r->addr <= off)
@@ -324,7 +338,7 @@ __noinline int unwind_find_row(__u32 first, __u32 nr, __u32 off, struct unwind_r
 		else
 			hi = mid;
 	}
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	r = bpf_map_lookup_elem(rows, &lo);
 	if (!r || r->addr > off)
 		return 0;
 	*out = *r;

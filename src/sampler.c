@@ -149,9 +149,7 @@ static int configure(struct sampler *s, const struct sampler_config *cfg)
 	s->walking = skel->rodata->settings.cfi_unwind;
 	s->runtimes_on = skel->rodata->settings.runtime_frames;
 	/* Without the walk, its maps are left at their smallest. */
-	if ((err = bpf_map__set_max_entries(skel->maps.unwind_rows,
-					    cfg->bpf.cfi_unwind ? cfg->unwind_rows : 1)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.ustacks0,
+	if ((err = bpf_map__set_max_entries(skel->maps.ustacks0,
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.ustacks1,
 					    cfg->bpf.cfi_unwind ? cfg->stack_storage_size : 1)) ||

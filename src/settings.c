@@ -44,7 +44,6 @@ static void sampler_settings(struct sampler_config *cfg, const struct options *o
 	for (k = 0; k < RUNTIME_KINDS; k++)
 		if (cfg->bpf.cfi_unwind && !o->no_runtime[k])
 			cfg->bpf.runtime_frames |= 1u << k;
-	cfg->unwind_rows = UNWIND_ROWS;
 	cfg->bpf.stack_copy_bytes = o->stack_size;
 }
 

@@ -83,7 +83,6 @@ struct sampler_config {
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	bool cpu_samples;	/* a CPU-clock event per CPU at frequency */
 	bool off_cpu;		/* follow threads as they leave the CPU and come back */
-	uint32_t unwind_rows;	/* room for this many table rows (cfi_unwind) */
 	uint32_t stack_storage_size, max_stacks;
 	uint32_t ring_buffer_bytes;	/* a power of two, at least a page */
 	const char *btf_path;	/* NULL: the kernel's own */

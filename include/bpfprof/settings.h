@@ -17,8 +17,9 @@
 #include "bpfprof/sampler.h"
 
 /*
- * Room for this many unwind table rows (8 bytes each, 32 MiB): every file
- * the test machine maps at start takes some 90,000, an interpreter alone 65,000.
+ * The most unwind table rows the chunks may hold (8 bytes each, 32 MiB),
+ * made as files need them: every file the test machine maps at start takes
+ * some 90,000, an interpreter alone 65,000.
  */
 #define UNWIND_ROWS (4u << 20)
 

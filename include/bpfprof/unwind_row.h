@@ -58,10 +58,15 @@ struct unwind_row {
 };
 
 /*
- * The tables in the BPF program's maps: every file's rows in one array
- * (unwind_rows), each file's slice of it by the file's identity as the
- * kernel knows it (unwind_files).
+ * The tables in the BPF program's maps: the files' rows in chunks, arrays
+ * userspace adds to unwind_rows (an array of them) as the rows need room,
+ * each file's rows all in one chunk; each file's slice by the file's
+ * identity as the kernel knows it (unwind_files). A chunk is made
+ * UNWIND_CHUNK_ROWS long (2 MiB), or as long as a file bigger than that.
  */
+#define UNWIND_CHUNKS 64
+#define UNWIND_CHUNK_ROWS (256u << 10)
+#define UNWIND_CHUNK_SHIFT 24	/* unwind_file.first: chunk << 24 | row in it */
 struct unwind_file_key {
 	__u64 ino;		/* the inode; 0 with dev 0: the vDSO */
 	__u32 dev;		/* the kernel's dev_t of its filesystem (MAJOR << 20 | MINOR) */
@@ -69,7 +74,7 @@ struct unwind_file_key {
 };
 
 struct unwind_file {
-	__u32 first;		/* index of its first row in unwind_rows */
+	__u32 first;		/* its chunk << UNWIND_CHUNK_SHIFT | its first row there */
 	__u32 nr;		/* how many rows */
 };
 

@@ -25,6 +25,10 @@ int unwind_tables_init(struct unwind_tables *t, int rows_fd, int files_fd, uint3
 
 void unwind_tables_release(struct unwind_tables *t)
 {
+	uint32_t i;
+
+	for (i = 0; i < t->nr_chunks; i++)
+		close(t->chunks[i].fd);
 	free(t->files);
 	itab_release(&t->by_key);
 	itab_release(&t->by_build_id);
@@ -33,14 +37,47 @@ void unwind_tables_release(struct unwind_tables *t)
 }
 
 /*
- * Rows into the rows map from index first, written in place: the pages
- * they fall in mapped (the map is BPF_F_MMAPABLE), copied, unmapped, so
- * that only a file's own pages count in our RSS, and only while written.
- * A batch update instead copied them into the kernel one row at a time
- * (15 % of a 1 s run's CPU).
+ * A chunk with room for nr rows: the first that has it, else one made
+ * (UNWIND_CHUNK_ROWS long, or nr) and put into the rows map; -ENOSPC when
+ * the rows' budget or the map's chunks are spent. Its index, or -errno.
  */
-static int write_rows(struct unwind_tables *t, uint32_t first, const struct unwind_row *rows,
-		      uint32_t nr)
+static int chunk_for(struct unwind_tables *t, uint32_t nr)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	uint32_t i, size = nr > UNWIND_CHUNK_ROWS ? nr : UNWIND_CHUNK_ROWS;
+	struct rows_chunk *c;
+	int err;
+
+	for (i = 0; i < t->nr_chunks; i++)
+		if (nr <= t->chunks[i].size - t->chunks[i].used)
+			return i;
+	if (size > t->rows_max - t->rows_made)
+		size = t->rows_max - t->rows_made;
+	if (t->nr_chunks == UNWIND_CHUNKS || nr > size)
+		return -ENOSPC;
+	c = &t->chunks[t->nr_chunks];
+	c->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(__u32),
+			       sizeof(struct unwind_row), size, &opts);
+	if (c->fd < 0)
+		return -errno;
+	if ((err = bpf_map_update_elem(t->rows_fd, &t->nr_chunks, &c->fd, BPF_ANY))) {
+		close(c->fd);
+		return err;
+	}
+	c->size = size;
+	c->used = 0;
+	t->rows_made += size;
+	return t->nr_chunks++;
+}
+
+/*
+ * Rows into a chunk from index first, written in place: the pages they
+ * fall in mapped (chunks are BPF_F_MMAPABLE), copied, unmapped, so that
+ * only a file's own pages count in our RSS, and only while written. A
+ * batch update instead copied them into the kernel one row at a time (15 %
+ * of a 1 s run's CPU).
+ */
+static int write_rows(int fd, uint32_t first, const struct unwind_row *rows, uint32_t nr)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t lo = (size_t)first * sizeof(*rows), hi = lo + (size_t)nr * sizeof(*rows);
@@ -49,7 +86,7 @@ static int write_rows(struct unwind_tables *t, uint32_t first, const struct unwi
 
 	if (!nr)
 		return 0;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->rows_fd, (off_t)off);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (m == MAP_FAILED)
 		return -errno;
 	memcpy((char *)m + (lo - off), rows, (size_t)nr * sizeof(*rows));
@@ -160,9 +197,10 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 {
 	struct cfi_rows rows = { 0 };
 	struct unwind_file where;
+	struct rows_chunk *c;
 	uint64_t start;
 	Elf *debug;
-	int err;
+	int err, chunk = 0;
 
 	if (t->rows_fd < 0)
 		return 0;
@@ -179,8 +217,8 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 	t->build_ns += cpu_ns() - start;
 	if (!err && !covered_bytes(&rows))
 		err = -ENODATA;
-	if (!err && rows.nr > t->rows_max - t->rows_used)
-		err = -ENOSPC;
+	if (!err && (chunk = chunk_for(t, rows.nr)) < 0)
+		err = chunk;
 	if (err) {
 		t->empty += err == -ENODATA;
 		t->no_room += err == -ENOSPC;
@@ -188,11 +226,13 @@ int unwind_tables_add(struct unwind_tables *t, const struct unwind_file_key *key
 		return err;
 	}
 	/* Rows first, then the slice that points at them: the program never sees half a table. */
-	if ((err = write_rows(t, t->rows_used, rows.rows, rows.nr))) {
+	c = &t->chunks[chunk];
+	if ((err = write_rows(c->fd, c->used, rows.rows, rows.nr))) {
 		cfi_rows_free(&rows);
 		return err;
 	}
-	where = (struct unwind_file){ t->rows_used, rows.nr };
+	where = (struct unwind_file){ (uint32_t)chunk << UNWIND_CHUNK_SHIFT | c->used, rows.nr };
+	c->used += rows.nr;
 	t->rows_used += rows.nr;
 	t->built++;
 	cfi_rows_free(&rows);
@@ -203,6 +243,6 @@ uint64_t unwind_tables_bytes(const struct unwind_tables *t)
 {
 	if (t->rows_fd < 0)
 		return 0;
-	return (uint64_t)t->rows_max * sizeof(struct unwind_row) +
+	return (uint64_t)t->rows_made * sizeof(struct unwind_row) +
 	       (uint64_t)t->nr_files * (sizeof(struct unwind_file_key) + sizeof(struct unwind_file));
 }

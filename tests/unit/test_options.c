@@ -487,7 +487,7 @@ static void test_settings_sampler(void)
 			      !s.trim_only && c->frequency == 99 && c->cpu_samples && !c->off_cpu &&
 			      c->bpf.kernel_stacks && c->bpf.user_stacks && c->bpf.cfi_unwind && FRAMES_READ(c, RUNTIME_PYTHON) &&
 			      !c->bpf.dwarf_unwind && !c->bpf.include_idle && c->cgroup_fd == 7 &&
-			      c->ring_buffer_bytes == 1024u << 10 && c->unwind_rows == UNWIND_ROWS &&
+			      c->ring_buffer_bytes == 1024u << 10 &&
 			      c->bpf.stack_copy_bytes == 16384 && c->stack_storage_size == 16384 &&
 			      c->max_stacks == 16384 && c->cpus == o.cpus && c->ncpus == o.ncpus &&
 			      !c->btf_path && !c->on_sample && !c->ctx,

@@ -26,16 +26,37 @@ static Elf *open_elf(const char *path, int *fd)
 	return *fd >= 0 ? elf_begin(*fd, ELF_C_READ, NULL) : NULL;
 }
 
-static int make_maps(uint32_t rows, int *files_fd)
+/* As the program's: an array of chunks, each written in place through an mmap. */
+static int make_maps(int *files_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, lazy, .map_flags = BPF_F_NO_PREALLOC);
-	/* As the program's: written in place through an mmap. */
-	LIBBPF_OPTS(bpf_map_create_opts, mapped, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, chunk, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_create_opts, outer);
+	int fd;
 
 	*files_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_files", sizeof(struct unwind_file_key),
 				   sizeof(struct unwind_file), 64, &lazy);
-	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_rows", sizeof(__u32),
-			      sizeof(struct unwind_row), rows, &mapped);
+	outer.inner_map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_chunk", sizeof(__u32),
+					    sizeof(struct unwind_row), 1, &chunk);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "test_rows", sizeof(__u32), sizeof(__u32),
+			    UNWIND_CHUNKS, &outer);
+	close(outer.inner_map_fd);
+	return fd;
+}
+
+/* Row i of the file published at w, from its chunk; false if not there. */
+static bool row_of(int rows_fd, struct unwind_file w, uint32_t i, struct unwind_row *r)
+{
+	uint32_t chunk = w.first >> UNWIND_CHUNK_SHIFT, id, row;
+	int fd;
+	bool ok;
+
+	row = (w.first & ((1u << UNWIND_CHUNK_SHIFT) - 1)) + i;
+	if (bpf_map_lookup_elem(rows_fd, &chunk, &id) || (fd = bpf_map_get_fd_by_id(id)) < 0)
+		return false;
+	ok = !bpf_map_lookup_elem(fd, &row, r);
+	close(fd);
+	return ok;
 }
 
 /* The slice the files map holds for key; nr 0 if none. */
@@ -58,7 +79,7 @@ void test_unwind_tables(void)
 	Elf *elf, *elf2;
 
 	elf_version(EV_CURRENT);
-	rows_fd = make_maps(1 << 20, &files_fd);
+	rows_fd = make_maps(&files_fd);
 	if (!CHECK_ROOT(rows_fd >= 0 && files_fd >= 0, "BPF maps created"))
 		return;
 	elf = open_elf(LIBC, &fd);
@@ -76,7 +97,7 @@ void test_unwind_tables(void)
 		__u32 i, same = 0;
 
 		for (i = 0; i < want.nr; i++)
-			same += !bpf_map_lookup_elem(rows_fd, &i, &r) && !memcmp(&r, &want.rows[i], sizeof(r));
+			same += row_of(rows_fd, w, i, &r) && !memcmp(&r, &want.rows[i], sizeof(r));
 		CHECK(same == want.nr, "the map's rows are the builder's, byte for byte (%u of %zu)", same,
 		      want.nr);
 	}
@@ -97,7 +118,10 @@ void test_unwind_tables(void)
 		elf2 = open_elf(path, &fd2);
 		CHECK(elf2 && !unwind_tables_add(&t, &other, "", elf2, NULL, NULL) &&
 		      published(files_fd, &other).first == want.nr,
-		      "a second file's rows follow the first's");
+		      "a second file's rows follow the first's in its chunk");
+		CHECK(t.nr_chunks == 1 && t.rows_made == UNWIND_CHUNK_ROWS &&
+		      unwind_tables_bytes(&t) < 2 * UNWIND_CHUNK_ROWS * sizeof(struct unwind_row),
+		      "one chunk made, %u rows, not the whole budget", t.rows_made);
 		if (elf2)
 			elf_end(elf2);
 		if (fd2 >= 0)
@@ -130,15 +154,33 @@ void test_unwind_tables(void)
 		}
 	}
 
-	/* A rows map too small for libc: refused whole, never written past its end. */
-	rows2_fd = make_maps(1000, &files2_fd);
+	/* A budget too small for libc: refused whole, no chunk made. */
+	rows2_fd = make_maps(&files2_fd);
 	CHECK(rows2_fd >= 0 && !unwind_tables_init(&small, rows2_fd, files2_fd, 1000) &&
 	      unwind_tables_add(&small, &libc, "aa11", elf, NULL, NULL) == -ENOSPC &&
-	      small.no_room == 1 && small.rows_used == 0 && !published(files2_fd, &libc).nr,
-	      "no room: -ENOSPC, counted, nothing published");
-	CHECK(unwind_tables_bytes(&small) >= 1000 * sizeof(struct unwind_row),
-	      "the bytes reported cover the rows map");
+	      small.no_room == 1 && small.rows_used == 0 && !published(files2_fd, &libc).nr &&
+	      !small.nr_chunks && !unwind_tables_bytes(&small),
+	      "no room: -ENOSPC, counted, nothing published, no chunk made");
+	unwind_tables_release(&small);
 
+	/* A budget libc's rows fill but for ten: its chunk is cut to the budget, the next file refused. */
+	CHECK(!unwind_tables_init(&small, rows2_fd, files2_fd, want.nr + 10) &&
+	      !unwind_tables_add(&small, &libc, "aa11", elf, NULL, NULL) &&
+	      small.rows_made == want.nr + 10 && published(files2_fd, &libc).nr == want.nr,
+	      "a budget short of a chunk: a chunk of what is left (%zu rows)", want.nr + 10);
+	{
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/libfixture.so", unit_fixtures);
+		elf2 = open_elf(path, &fd2);
+		CHECK(elf2 && unwind_tables_add(&small, &other, "", elf2, NULL, NULL) == -ENOSPC &&
+		      small.nr_chunks == 1 && !published(files2_fd, &other).nr,
+		      "the budget spent: the next file refused, no chunk made");
+		if (elf2)
+			elf_end(elf2);
+		if (fd2 >= 0)
+			close(fd2);
+	}
 	unwind_tables_release(&small);
 	unwind_tables_release(&t);
 	cfi_rows_free(&want);
