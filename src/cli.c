@@ -209,7 +209,7 @@ static const struct cli_option options_table[] = {
 	{ "keep", 0, "N", "with --rotate: keep the N newest files of each -o",
 	  U32(keep, 1, 1000000, 0, "a number of files") },
 	{ "format", 'f', "FORMAT",
-	  "folded, pprof, callgrind or svg (default: from -o's name, else folded)", STRING(format) },
+	  "folded, pprof, callgrind, svg or otlp (default: from -o's name, else folded)", STRING(format) },
 	{ "output", 'o', "FILE", "write to FILE instead of stdout; may be given several times",
 	  .kind = OPTION_CUSTOM, .set = add_output },
 	{ "interval", 0, "SECONDS",
@@ -744,7 +744,7 @@ static int resolve_formats(struct options *o)
 	size_t i, j;
 
 	if (o->format && (forced = format_parse(o->format)) < 0)
-		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind or svg",
+		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind, svg or otlp",
 				   o->format);
 	/* Serving or pushing, the whole run is written only where -o says. */
 	if (!o->noutputs && !o->listen && !o->push) {

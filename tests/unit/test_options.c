@@ -338,7 +338,7 @@ static const struct refusal refusals[] = {
 	{ { "--listen", "::1:6060" }, "--listen ::1:6060: put an IPv6 address in brackets, e.g. [::1]:6060" },
 	{ { "--push", "ftp://h" }, "--push ftp://h: give the server's URL, e.g. http://pyroscope:4040" },
 	{ { "--push", "http://h", "--app-name", "" }, "--app-name: empty; give the name to file profiles under" },
-	{ { "-f", "flame" }, "-f 'flame': unknown format; give folded, pprof, callgrind or svg" },
+	{ { "-f", "flame" }, "-f 'flame': unknown format; give folded, pprof, callgrind, svg or otlp" },
 	{ { "-f", "pprof", "-o", "x.svg" },
 	  "-o x.svg is named like svg output but -f says pprof; rename it or drop -f" },
 	{ { "-o", "a.folded", "-o", "a.folded" }, "-o a.folded is given twice; give each output once" },
