@@ -18,6 +18,7 @@ specification's field numbers); this script reads protoc's text.
   resource     the resource's attributes, "key=value" a line
   sample-keys  the keys of the samples' attributes, and of the locations'
                profile.frame.type values, "key" a line, sorted
+  sample-attrs the samples' attributes, "key=value" a line, sorted, once each
 """
 import codecs
 import os
@@ -243,6 +244,13 @@ def main():
                 keys.add('mapping:' + r.attr(a)[0])
         for k in sorted(keys):
             print(k)
+    elif what == 'sample-attrs':
+        seen = set()
+        for _, p in r.profiles():
+            for smp in p.get('samples', []):
+                seen.update('%s=%s' % r.attr(a) for a in smp.get('attribute_indices', []))
+        for kv in sorted(seen):
+            print(kv)
     else:
         sys.exit(__doc__)
 
