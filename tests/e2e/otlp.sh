@@ -30,7 +30,7 @@ ratio() {
 # within PCT A B: A and B within PCT percent of B.
 within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN { exit !(b > 0 && (a - b) / b <= p / 100 && (b - a) / b <= p / 100) }'; }
 
-start_workload split 40
+start_workload split 300
 split_pid=$!
 sleep 0.3
 
@@ -77,14 +77,22 @@ grep -qx "process.executable.name=split" "$T/attrs" || diag "$T/attrs" 8
 otlp "$T/run.otlp.pb" sample-keys > "$T/keys"
 check "locations say profile.frame.type native; mappings carry process.executable.build_id.gnu" \
 	'grep -qx "profile.frame.type=native" "$T/keys" && grep -qx "mapping:process.executable.build_id.gnu" "$T/keys"'
-go tool pprof -raw "$T/run.pb.gz" 2> /dev/null | sed -n '/^Mappings/{n;p;q}' > "$T/mapping1"
-check "pprof: mapping 1 is the main binary, split ($(cut -c1-100 "$T/mapping1"))" 'grep -q "/split " "$T/mapping1"'
+# syscall's leaves are in the kernel and libc: its own mapping is met last, yet comes first.
+# (Workloads run long and are ended after: a loaded machine can take seconds to attach.)
+start_workload syscall 60
+sys_pid=$!
+sleep 0.3
+$BPFPROF -F 999 -d 1 -p $sys_pid -o "$T/sys.pb.gz" 2> /dev/null
+kill $sys_pid
+go tool pprof -raw "$T/sys.pb.gz" 2> /dev/null | sed -n '/^Mappings/{n;p;q}' > "$T/mapping1"
+check "pprof: mapping 1 is the main binary, syscall ($(cut -c1-100 "$T/mapping1"))" 'grep -q "/syscall " "$T/mapping1"'
 
 # 2. --wall: two profiles, CPU samples and off-CPU nanoseconds, adding up to pprof's samples.
-start_workload waits 6 2> /dev/null	# its measurements: not needed here
+start_workload waits 60 2> /dev/null	# its measurements: not needed here
 waits_pid=$!
 sleep 0.3
 $BPFPROF -F 999 -d 1.5 --wall -p $waits_pid -o "$T/wall.otlp.pb" -o "$T/wall.folded" 2> "$T/wall.err"
+kill $waits_pid
 otlp "$T/wall.otlp.pb" check > /dev/null 2>&1
 rc=$?
 otlp "$T/wall.otlp.pb" profiles > "$T/wall.profiles"
@@ -94,26 +102,40 @@ wtotal=$(folded_total "$T/wall.folded")
 check "--wall: two profiles, samples/count ($cpu) and off_cpu/nanoseconds ($off periods), adding up to the run's $wtotal" \
 	'[ $rc = 0 ] && [ "$(wc -l < "$T/wall.profiles")" = 2 ] && [ "${cpu:-0}" -gt 0 ] && [ "${off:-0}" -gt 0 ] && [ $((cpu + off)) = "$wtotal" ]'
 
-# 3. --otlp every second for 8 s to the receiver, gone for over 3 s of it; /metrics scraped.
+# 3. --otlp every second to the receiver, gone for over 3 s of it, until a
+# signal; /metrics scraped while it is gone and once the waiting have gone.
 mkdir "$T/r1"
 receive "$T/r1"
 mport=$((port + 1))
-$BPFPROF -v -F 999 -d 8 -p $split_pid --otlp "http://127.0.0.1:$port" --push-interval 1 \
+$BPFPROF -v -F 999 -p $split_pid --otlp "http://127.0.0.1:$port" --push-interval 1 \
 	--listen 127.0.0.1:$mport -o "$T/whole.pb.gz" -o "$T/whole.folded" 2> "$T/o1.err" &
 prof=$!
 wait_attached "$T/o1.err" $prof
+metric() { sed -n "s/^$1{sink=\"otlp\"} //p" "$2"; }
+# scrape FILE CONDITION: /metrics into FILE until CONDITION (of $w waiting, $r tried again, $s sent) holds, 30 s at most.
+scrape() {
+	local i
+	for i in $(seq 150); do
+		curl -s "http://127.0.0.1:$mport/metrics" > "$1"
+		w=$(metric bpfprof_intervals_waiting "$1") r=$(metric bpfprof_interval_retries_total "$1")
+		s=$(metric bpfprof_intervals_sent_total "$1")
+		eval "$2" && return
+		sleep 0.2
+	done
+}
 sleep 1.5
 kill $RECEIVER
 wait $RECEIVER 2> /dev/null
-sleep 2.2
-curl -s "http://127.0.0.1:$mport/metrics" > "$T/metrics.down"
-sleep 1
+t0=$(now_ns)
+scrape "$T/metrics.down" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
+check "/metrics while it is gone: $w intervals waiting, $r attempts again (sink=\"otlp\")" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
+sleep $(awk -v t=$(( ($(now_ns) - t0) / 1000000 )) 'BEGIN { s = 3.2 - t / 1000; print s > 0 ? s : 0 }')
 receive "$T/r1"
-sleep 1.2
-curl -s "http://127.0.0.1:$mport/metrics" > "$T/metrics.up"
+scrape "$T/metrics.up" '[ "${s:-0}" -ge 4 ] && [ "$w" = 0 ]'
+kill -INT $prof
 wait $prof
 rc=$?
-check "--otlp for 8 s: exit $rc" '[ $rc = 0 ]'
+check "--otlp until SIGINT: exit $rc" '[ $rc = 0 ]'
 check "the receiver refused nothing" '[ ! -s "$T/r1/refused" ]'
 [ -s "$T/r1/refused" ] && diag "$T/r1/refused"
 bad=
@@ -147,27 +169,25 @@ check "the summary says $sent sent ($N arrived), $again attempts again, $refused
 	'[ "$sent" = "$N" ] && [ "${again:-0}" -gt 0 ] && [ "$refused" = 0 ] && [ "$dropped" = 0 ] && [ "$unsent" = 0 ]'
 check "it said the receiver went and came back" \
 	'grep -q "^bpfprof: warning: --otlp: cannot send to http://127.0.0.1:$port/v1development/profiles" "$T/o1.err" && grep -q "answers again" "$T/o1.err"'
-metric() { sed -n "s/^$1{sink=\"otlp\"} //p" "$2"; }
-w=$(metric bpfprof_intervals_waiting "$T/metrics.down")
-r=$(metric bpfprof_interval_retries_total "$T/metrics.down")
-check "/metrics during the outage: $w intervals waiting, $r attempts again (sink=\"otlp\")" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
-s=$(metric bpfprof_intervals_sent_total "$T/metrics.up")
-r=$(metric bpfprof_interval_retries_total "$T/metrics.up")
-w=$(metric bpfprof_intervals_waiting "$T/metrics.up")
 check "/metrics once it answers again: $s sent, $w waiting, $r attempts again, as the summary's $again" \
 	'[ "${s:-0}" -ge 4 ] && [ "$w" = 0 ] && [ "$r" = "$again" ]'
 
 # 4. An answer not to try again (404 at a path the receiver does not serve): each interval dropped, said.
-$BPFPROF -F 99 -d 2 -p $split_pid --otlp "http://127.0.0.1:$port/v1/elsewhere" --push-interval 1 2> "$T/o2.err"
+$BPFPROF -F 99 -d 2 --otlp "http://127.0.0.1:$port/v1/elsewhere" --push-interval 1 2> "$T/o2.err"
 rc=$?
 refused=$(sed -n 's/.*; refused \([0-9]*\), .*/\1/p' "$T/o2.err")
 again=$(sed -n 's/.*(\([0-9]*\) attempts again).*/\1/p' "$T/o2.err")
 check "a 404: exit $rc, $refused intervals refused, $again attempts again, the answer said" \
 	'[ $rc = 0 ] && [ "${refused:-0}" -ge 2 ] && [ "$again" = 0 ] && grep -q "refused (the server answered 404); dropped" "$T/o2.err"'
 
-# 5. Options that cannot go: one line, exit 2.
-for args in "--otlp otelcol:4318" "--app-name x -o $T/x.pb.gz" "-f otlp -o $T/x.pb.gz"; do
+# 5. Options that cannot go: one line saying what to give, exit 2.
+while IFS='|' read -r args says; do
 	eval "\$BPFPROF $args -d 1" > /dev/null 2> "$T/err" < /dev/null
 	rc=$?
-	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" '[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ]'
-done
+	check "bpfprof $args -> exit $rc: $(head -1 "$T/err")" \
+		'[ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -qF -- "$says" "$T/err"'
+done <<EOF
+--otlp otelcol:4318|give the OTLP/HTTP receiver's URL
+--app-name x -o $T/x.pb.gz|add --push URL, --otlp URL or -o FILE.otlp.pb
+-f otlp -o $T/x.pb.gz|is named like pprof output but -f says otlp
+EOF
