@@ -129,7 +129,9 @@ wait $RECEIVER 2> /dev/null
 t0=$(now_ns)
 scrape "$T/metrics.down" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
 check "/metrics while it is gone: $w intervals waiting, $r attempts again (sink=\"otlp\")" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
-sleep $(awk -v t=$(( ($(now_ns) - t0) / 1000000 )) 'BEGIN { s = 3.2 - t / 1000; print s > 0 ? s : 0 }')
+sleep $(awk -v t=$(( ($(now_ns) - t0) / 1000000 )) 'BEGIN { s = 3.5 - t / 1000; print (s > 0 ? s : 0) }')
+scrape "$T/metrics.gone" true
+check "/metrics after 3.5 s without the receiver: $w intervals waiting (3 or more)" '[ "${w:-0}" -ge 3 ]'
 receive "$T/r1"
 scrape "$T/metrics.up" '[ "${s:-0}" -ge 4 ] && [ "$w" = 0 ]'
 kill -INT $prof
