@@ -439,10 +439,11 @@ clean:
 # trixie's and sid's newer ones, bullseye's python3.9; e2e/containers runs
 # them in systemd-nspawn, of systemd-container; libssl-dev and xz-utils build
 # tests/tools/static_ruby.sh's Ruby; e2e/php runs PHP's CLI with opcache (its JIT) and e2e/php_fpm
-# php-fpm behind nginx and Composer, both beside Excimer, PHP's own sampling profiler).
+# php-fpm behind nginx and Composer, both beside Excimer, PHP's own sampling profiler; the
+# receivers e2e/push and e2e/otlp run are Debian's /usr/bin/python3, e2e/otlp decodes with protoc).
 DEB_BUILD := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	     libiberty-dev libmicrohttpd-dev libcurl4-openssl-dev
-DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler valgrind libclang-rt-14-dev \
+DEB_TEST  := util-linux e2fsprogs binutils mount golang-go protobuf-compiler python3 valgrind libclang-rt-14-dev \
 	     dwz libxml2-utils chromium \
 	     fonts-dejavu-core elfutils libc6-dbg python3.11-dbg nodejs linux-perf bpftrace time \
 	     prometheus curl luajit2 libluajit2-5.1-dev nginx-light libnginx-mod-http-lua apache2-utils \

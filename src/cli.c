@@ -97,6 +97,15 @@ static int check_push_url(struct options *o, const char *arg)
 	return 0;
 }
 
+static int check_otlp_url(struct options *o, const char *arg)
+{
+	(void)o;
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+		return usage_error("--otlp %s: give the OTLP/HTTP receiver's URL, e.g. "
+				   "http://otelcol:4318", arg);
+	return 0;
+}
+
 static int check_app_name(struct options *o, const char *arg)
 {
 	(void)o;
@@ -198,9 +207,16 @@ static const struct cli_option options_table[] = {
 	  "every --push-interval, the interval's pprof POSTed to a\n"
 	  "Pyroscope server's ingest API at URL (e.g. http://host:4040)",
 	  STRING(push), .check = check_push_url },
-	{ "push-interval", 0, "SECONDS", "with --push: the interval (default 10)",
+	{ "otlp", 0, "URL",
+	  "every --push-interval, the interval's profiles POSTed as OTLP\n"
+	  "to an OpenTelemetry Collector at URL (e.g. http://host:4318;\n"
+	  "the path /v1development/profiles if URL has none)",
+	  STRING(otlp), .check = check_otlp_url },
+	{ "push-interval", 0, "SECONDS", "with --push or --otlp: the interval (default 10)",
 	  SECONDS(push_interval, 1, 3600, 10) },
-	{ "app-name", 0, "NAME", "with --push: the application's name (default the host name)",
+	{ "app-name", 0, "NAME",
+	  "with --push, --otlp or -o FILE.otlp.pb: the application's\n"
+	  "name (default the host name)",
 	  STRING(app_name), .check = check_app_name },
 	{ "rotate", 0, "SECONDS",
 	  "with -o FILE: a complete FILE per interval, ending at multiples\n"
@@ -209,7 +225,7 @@ static const struct cli_option options_table[] = {
 	{ "keep", 0, "N", "with --rotate: keep the N newest files of each -o",
 	  U32(keep, 1, 1000000, 0, "a number of files") },
 	{ "format", 'f', "FORMAT",
-	  "folded, pprof, callgrind or svg (default: from -o's name, else folded)", STRING(format) },
+	  "folded, pprof, callgrind, svg or otlp (default: from -o's name, else folded)", STRING(format) },
 	{ "output", 'o', "FILE", "write to FILE instead of stdout; may be given several times",
 	  .kind = OPTION_CUSTOM, .set = add_output },
 	{ "interval", 0, "SECONDS",
@@ -586,12 +602,28 @@ static int check_combinations(const struct options *o, const char *const *given)
 	return 0;
 }
 
-/* --push, --rotate and the options that say how. */
+/* Whether an -o writes OTLP (by -f or its name: formats are resolved later). */
+static bool otlp_output(const struct options *o)
+{
+	size_t i;
+
+	if (o->format)
+		return !strcmp(o->format, "otlp");
+	for (i = 0; i < o->noutputs; i++)
+		if (o->outputs[i].path && format_of_path(o->outputs[i].path) == FORMAT_OTLP)
+			return true;
+	return false;
+}
+
+/* --push, --otlp, --rotate and the options that say how. */
 static int check_agent_options(const struct options *o, const char *const *given)
 {
-	if ((given_value(given, "push-interval") || o->app_name) && !o->push)
-		return usage_error("%s: it says how to push; add --push URL, or drop it",
-				   o->app_name ? "--app-name" : "--push-interval");
+	if (given_value(given, "push-interval") && !o->push && !o->otlp)
+		return usage_error("--push-interval: it says how to push; add --push URL or --otlp "
+				   "URL, or drop it");
+	if (o->app_name && !o->push && !o->otlp && !otlp_output(o))
+		return usage_error("--app-name: it names what is pushed; add --push URL, --otlp "
+				   "URL or -o FILE.otlp.pb, or drop it");
 	if (o->keep && !o->rotate)
 		return usage_error("--keep %u: it keeps rotated files; add --rotate SECONDS, or drop "
 				   "--keep", o->keep);
@@ -744,10 +776,10 @@ static int resolve_formats(struct options *o)
 	size_t i, j;
 
 	if (o->format && (forced = format_parse(o->format)) < 0)
-		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind or svg",
+		return usage_error("-f '%s': unknown format; give folded, pprof, callgrind, svg or otlp",
 				   o->format);
 	/* Serving or pushing, the whole run is written only where -o says. */
-	if (!o->noutputs && !o->listen && !o->push) {
+	if (!o->noutputs && !o->listen && !o->push && !o->otlp) {
 		o->outputs = xcalloc(1, sizeof(*o->outputs));
 		o->noutputs = 1;
 		o->outputs[0].format = -1;
@@ -800,7 +832,7 @@ int options_parse(struct options *o, int argc, char **argv)
 				   argv[optind]);
 	if ((err = check_combinations(o, given)) || (err = check_agent_options(o, given)))
 		return err;
-	if (o->push && !o->app_name) {
+	if ((o->push || o->otlp) && !o->app_name) {
 		static char host[256];
 
 		if (gethostname(host, sizeof(host) - 1) || !host[0])

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "bpfprof/metrics.h"
+#include "bpfprof/push.h"
 #include "bpfprof/util.h"
 
 /* One metric without labels: its help, its type, its value. */
@@ -26,6 +27,39 @@ static double resident_bytes(void)
 		resident = 0;
 	free(text);
 	return (double)resident * sysconf(_SC_PAGESIZE);
+}
+
+/* --push, --otlp: what each pushing sink did with its intervals, labelled sink="push" or "otlp". */
+static void pushed(struct strbuf *sb, const struct session_figures *f)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} m[] = {
+		{ "bpfprof_intervals_sent_total", "counter", "Intervals sent and accepted, by sink." },
+		{ "bpfprof_interval_retries_total", "counter",
+		  "Attempts to send an interval again (no answer, or one that says try again)." },
+		{ "bpfprof_intervals_refused_total", "counter",
+		  "Intervals the server refused for good (not sent again), by sink." },
+		{ "bpfprof_intervals_dropped_total", "counter",
+		  "Intervals dropped unsent: the oldest waiting, beyond the queue's room." },
+		{ "bpfprof_intervals_waiting", "gauge", "Intervals waiting to be sent, by sink." },
+	};
+	struct push_stats st[2];
+	unsigned waiting[2], i, j;
+
+	for (j = 0; j < f->npushers && j < 2; j++)
+		push_sink_stats(f->pushers[j].sink, &st[j], &waiting[j]);
+	for (i = 0; f->npushers && i < sizeof(m) / sizeof(m[0]); i++) {
+		strbuf_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", m[i].name, m[i].help, m[i].name,
+			    m[i].type);
+		for (j = 0; j < f->npushers && j < 2; j++) {
+			uint64_t v[] = { st[j].sent, st[j].retries, st[j].rejected, st[j].dropped,
+					 waiting[j] };
+
+			strbuf_addf(sb, "%s{sink=\"%s\"} %llu\n", m[i].name, f->pushers[j].name,
+				    (unsigned long long)v[i]);
+		}
+	}
 }
 
 char *metrics_text(const struct sampler_stats *st, const struct session_figures *f)
@@ -78,5 +112,6 @@ char *metrics_text(const struct sampler_stats *st, const struct session_figures 
 	       resident_bytes());
 	metric(&sb, "bpfprof_start_time_seconds", "gauge",
 	       "When sampling began, in seconds since the epoch.", f->start_wall_ns / 1e9);
+	pushed(&sb, f);
 	return strbuf_detach(&sb);
 }

@@ -106,6 +106,9 @@ FORWARD(curl_lib, open_curl, CURLcode, curl_mime_type, (curl_mimepart *p, const 
 	CURLE_FAILED_INIT)
 FORWARD(curl_lib, open_curl, CURLcode, curl_mime_data,
 	(curl_mimepart *p, const char *d, size_t n), (p, d, n), CURLE_FAILED_INIT)
+FORWARD(curl_lib, open_curl, struct curl_slist *, curl_slist_append,
+	(struct curl_slist *l, const char *s), (l, s), NULL)
+FORWARD_VOID(curl_lib, open_curl, curl_slist_free_all, (struct curl_slist *l), (l))
 
 /*
  * The two variadic ones take exactly one value after the option: a long,

@@ -776,3 +776,13 @@ void profile_copy_sample(struct profile_copy *c, const struct prof_sample *s, ui
 	    (path = profile_cgroup(c->src, s->cgroup_id)))
 		profile_set_cgroup_path(c->dst, s->cgroup_id, profile_str(c->src, path));
 }
+
+bool profile_mapping_is_file(const struct profile *p, uint32_t m)
+{
+	const char *file;
+
+	if (!m || m >= p->nr_mappings)
+		return false;
+	file = profile_str(p, p->mappings[m].file);
+	return file[0] == '/' && strncmp(file, "//anon", 6);
+}

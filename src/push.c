@@ -16,19 +16,16 @@
 #include "bpfprof/util.h"
 #include "bpfprof/window.h"
 
-/* An interval's pprof, waiting to go. */
+/* An interval's request, waiting to go. */
 struct interval {
-	char *url;
-	char *body;
-	size_t len;
+	struct push_request rq;
 	struct interval *next;
 };
 
 struct pusher {
 	struct sink sink;
-	const struct options *o;
+	struct push_target *t;		/* where to, and how */
 	struct window_series series;	/* the session thread's */
-	char *ingest;			/* URL/ingest?name=NAME, escaped */
 	pthread_t thread;
 	pthread_mutex_t lock;		/* for what follows */
 	pthread_cond_t cond;
@@ -37,6 +34,13 @@ struct pusher {
 	bool stopping;
 	uint64_t give_up_ns;		/* stopping: what is not sent by then is not */
 	struct push_stats stats;
+};
+
+/* Pyroscope's ingest API (--push): the target and what it keeps. */
+struct pyroscope {
+	struct push_target t;
+	const struct options *o;
+	char *ingest;			/* URL/ingest?name=NAME, escaped */
 };
 
 /* "URL/ingest?name=NAME", the name escaped; NULL if libcurl cannot. */
@@ -58,38 +62,78 @@ static char *ingest_base(const struct options *o)
 	return strbuf_detach(&sb);
 }
 
-/* The ingest URL for an interval of whole seconds [from, until). */
-static char *ingest_url(const struct pusher *p, uint64_t from, uint64_t until)
+/* The interval's pprof, and the ingest URL for its whole seconds [from, until). */
+static int pyroscope_encode(struct push_target *t, const struct profile *interval, uint64_t from,
+			    uint64_t until, struct push_request *rq)
 {
+	struct pyroscope *py = (struct pyroscope *)t;
+	struct write_options wo = { 0 };
 	struct strbuf sb;
+	FILE *f = open_memstream(&rq->body, &rq->len);
+	int err = f ? write_profile(f, interval, FORMAT_PPROF, &wo) : -errno;
 
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err)
+		return err;
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "%s&from=%llu&until=%llu&format=pprof&sampleRate=%u&spyName=bpfprof",
-		    p->ingest, (unsigned long long)from, (unsigned long long)until,
-		    p->o->frequency);
-	return strbuf_detach(&sb);
+		    py->ingest, (unsigned long long)from, (unsigned long long)until,
+		    py->o->frequency);
+	rq->url = strbuf_detach(&sb);
+	return 0;
 }
 
-/* One POST: 0 sent; 1 to try again (no answer, or 5xx); -1 refused (4xx: again is no use). */
-static int post(CURL *curl, const struct interval *in, long *status, char *why, size_t why_len)
+/* The pprof as a multipart form's part "profile", as Pyroscope's agents send it. */
+static int pyroscope_perform(struct push_target *t, void *curl, const struct push_request *rq)
 {
 	curl_mime *mime = curl_mime_init(curl);
 	curl_mimepart *part = curl_mime_addpart(mime);
 	CURLcode rc;
 
+	(void)t;
 	curl_mime_name(part, "profile");
 	curl_mime_filename(part, "profile.pprof");
 	curl_mime_type(part, "application/octet-stream");
-	curl_mime_data(part, in->body, in->len);
-	curl_easy_setopt(curl, CURLOPT_URL, in->url);
+	curl_mime_data(part, rq->body, rq->len);
+	curl_easy_setopt(curl, CURLOPT_URL, rq->url);
 	curl_easy_setopt(curl, CURLOPT_MIMEPOST, mime);
+	rc = curl_easy_perform(curl);
+	curl_mime_free(mime);
+	return rc;
+}
+
+/* 5xx and 429: the server is in trouble, or busy; 4xx: sending it again would not help. */
+static bool pyroscope_again(long status)
+{
+	return status >= 500 || status == 429;
+}
+
+static void pyroscope_finish(struct push_target *t, const struct push_stats *st,
+			     struct run_figures *f)
+{
+	struct pyroscope *py = (struct pyroscope *)t;
+
+	if (f) {
+		f->push = *st;
+		f->pushed = true;
+	}
+	free(py->ingest);
+	free(py);
+}
+
+/* One POST: 0 sent; 1 to try again (no answer, or the target says so); -1 refused. */
+static int post(struct push_target *t, CURL *curl, const struct interval *in, long *status,
+		char *why, size_t why_len)
+{
+	CURLcode rc;
+
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, why);
 	why[0] = '\0';
-	rc = curl_easy_perform(curl);
-	curl_mime_free(mime);
+	rc = t->perform(t, curl, &in->rq);
 	*status = 0;
 	if (rc != CURLE_OK) {
 		if (!why[0])
@@ -100,13 +144,13 @@ static int post(CURL *curl, const struct interval *in, long *status, char *why, 
 	if (*status >= 200 && *status < 300)
 		return 0;
 	snprintf(why, why_len, "the server answered %ld", *status);
-	return *status >= 500 || *status == 429 ? 1 : -1;
+	return t->again(*status) ? 1 : -1;
 }
 
 static void free_interval(struct interval *in)
 {
-	free(in->url);
-	free(in->body);
+	free(in->rq.url);
+	free(in->rq.body);
 	free(in);
 }
 
@@ -131,7 +175,7 @@ static void *sender(void *arg)
 			break;
 		in = p->head;
 		pthread_mutex_unlock(&p->lock);
-		rc = curl ? post(curl, in, &status, why, sizeof(why)) : 1;
+		rc = curl ? post(p->t, curl, in, &status, why, sizeof(why)) : 1;
 		pthread_mutex_lock(&p->lock);
 		if (rc <= 0) {
 			/* Sent, or refused for good: either way it leaves the queue. */
@@ -141,12 +185,12 @@ static void *sender(void *arg)
 			p->queued--;
 			if (rc < 0) {
 				p->stats.rejected++;
-				warning("--push: an interval was refused (%s); dropped", why);
+				warning("%s: an interval was refused (%s); dropped", p->t->option, why);
 			} else {
 				p->stats.sent++;
 				if (said)
-					warning("--push: %s answers again; sending the %u intervals that "
-						"waited", p->o->push, p->queued);
+					warning("%s: %s answers again; sending the %u intervals that "
+						"waited", p->t->option, p->t->server, p->queued);
 				said = false;
 			}
 			free_interval(in);
@@ -155,8 +199,8 @@ static void *sender(void *arg)
 		}
 		p->stats.retries++;
 		if (!said)
-			warning("--push: cannot send to %s: %s; intervals wait (up to %d) and go when "
-				"it answers", p->o->push, why, PUSH_QUEUE);
+			warning("%s: cannot send to %s: %s; intervals wait (up to %d) and go when "
+				"it answers", p->t->option, p->t->server, why, PUSH_QUEUE);
 		said = true;
 		/* A pause before trying again, cut short by stopping's deadline. */
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -181,35 +225,57 @@ static const struct sink_ops push_ops;
 struct sink *pusher_start(const struct options *o, struct profile *session, uint64_t start_ns,
 			  uint64_t start_wall_ns)
 {
-	struct pusher *p;
-	sigset_t all, old;
-	int err;
+	struct pyroscope *py;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		error("--push: libcurl cannot start%s%s", *netlibs_why() ? ": " : "", netlibs_why());
 		return NULL;
 	}
-	p = xcalloc(1, sizeof(*p));
-	p->sink.ops = &push_ops;
-	p->o = o;
-	if (!(p->ingest = ingest_base(o))) {
+	py = xcalloc(1, sizeof(*py));
+	py->ingest = ingest_base(o);
+	curl_global_cleanup();
+	if (!py->ingest) {
 		error("--push: libcurl cannot escape the app name");
-		free(p);
-		curl_global_cleanup();
+		free(py);
 		return NULL;
 	}
+	py->o = o;
+	py->t = (struct push_target){
+		.option = "--push", .server = o->push, .encode = pyroscope_encode,
+		.perform = pyroscope_perform, .again = pyroscope_again,
+		.finish = pyroscope_finish, .interval = o->push_interval,
+	};
+	return push_sink_start(&py->t, session, start_ns, start_wall_ns);
+}
+
+struct sink *push_sink_start(struct push_target *t, struct profile *session, uint64_t start_ns,
+			     uint64_t start_wall_ns)
+{
+	struct pusher *p;
+	sigset_t all, old;
+	int err;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		error("%s: libcurl cannot start%s%s", t->option, *netlibs_why() ? ": " : "",
+		      netlibs_why());
+		t->finish(t, NULL, NULL);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->sink.ops = &push_ops;
+	p->t = t;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	series_start(&p->series, session, o->push_interval, start_ns, start_wall_ns);
+	series_start(&p->series, session, t->interval, start_ns, start_wall_ns);
 	/* The sender blocks every signal: they stay the session's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = pthread_create(&p->thread, NULL, sender, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		error("--push: cannot start its thread: %s", strerror(err));
+		error("%s: cannot start its thread: %s", t->option, strerror(err));
 		series_release(&p->series);
-		free(p->ingest);
+		t->finish(t, NULL, NULL);
 		free(p);
 		curl_global_cleanup();
 		return NULL;
@@ -249,33 +315,27 @@ static uint64_t push_due(struct sink *k)
 	return ((struct pusher *)k)->series.due_ns;
 }
 
-/* The interval's pprof queued for the sender. */
+/* The interval's request queued for the sender. */
 static int push_drained(struct sink *k, uint64_t flip_ns, uint64_t flip_wall_ns, bool last)
 {
 	struct pusher *p = (struct pusher *)k;
-	struct write_options wo = { 0 };
 	const struct profile *interval = &p->series.window.profile;
 	uint64_t from = interval->start_wall_ns / 1000000000ULL;
 	uint64_t until = flip_wall_ns / 1000000000ULL;
 	struct interval *in;
-	FILE *f;
 	int err;
 
 	if (!last && flip_ns < p->series.due_ns)
 		return 0;
 	in = xcalloc(1, sizeof(*in));
 	series_close(&p->series, flip_ns);
-	f = open_memstream(&in->body, &in->len);
-	err = f ? write_profile(f, interval, FORMAT_PPROF, &wo) : -errno;
-	if (f && fclose(f) && !err)
-		err = -errno;
+	/* The interval ended on a whole second (or at the stop): until is where the next begins. */
+	err = p->t->encode(p->t, interval, from, until > from ? until : from + 1, &in->rq);
 	if (err) {
-		warning("--push: cannot write an interval's pprof: %s; dropped", strerror(-err));
-		free(in->body);
-		free(in);
+		warning("%s: cannot write an interval's profile: %s; dropped", p->t->option,
+			strerror(-err));
+		free_interval(in);
 	} else {
-		/* The interval ended on a whole second (or at the stop): until is where the next begins. */
-		in->url = ingest_url(p, from, until > from ? until : from + 1);
 		enqueue(p, in);
 	}
 	series_next(&p->series, flip_ns, flip_wall_ns, last);
@@ -299,16 +359,22 @@ static void push_free(struct sink *k, struct run_figures *f)
 		p->stats.unsent++;
 		free_interval(in);
 	}
-	if (f) {
-		f->push = p->stats;
-		f->pushed = true;
-	}
+	p->t->finish(p->t, &p->stats, f);
 	series_release(&p->series);
-	free(p->ingest);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	curl_global_cleanup();
+}
+
+void push_sink_stats(struct sink *k, struct push_stats *st, unsigned *waiting)
+{
+	struct pusher *p = (struct pusher *)k;
+
+	pthread_mutex_lock(&p->lock);
+	*st = p->stats;
+	*waiting = p->queued;
+	pthread_mutex_unlock(&p->lock);
 }
 
 static const struct sink_ops push_ops = {

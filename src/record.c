@@ -19,6 +19,7 @@
 #include "bpfprof/collect.h"
 #include "bpfprof/machine.h"
 #include "bpfprof/metrics.h"
+#include "bpfprof/otlp.h"
 #include "bpfprof/outputs.h"
 #include "bpfprof/push.h"
 #include "bpfprof/record.h"
@@ -59,6 +60,8 @@ struct session {
 	struct runtimes runtimes;	/* runtimes on: none when off */
 	struct sink *sinks;		/* --rotate, --push, --listen: windows of the profile */
 	struct server *server;		/* --listen (one of the sinks, for /metrics), else NULL */
+	struct pushing pushers[2];	/* --push, --otlp (sinks too), for /metrics */
+	unsigned npushers;
 	bool samples_seen;		/* -v: a drain has handed out samples */
 	bool write_failed;		/* a sink could not write a window (--rotate) */
 	int news_fd;			/* epoll set: the sampler's rings, the side-band; -1: none */
@@ -143,6 +146,8 @@ static void publish_metrics(struct session *ss, const struct sampler_stats *st)
 	f.profile_bytes = profile_bytes(ss->coll.profile);
 	f.sideband_lost = ss->sideband ? sideband_lost(ss->sideband) : 0;
 	f.start_wall_ns = ss->coll.profile->start_wall_ns;
+	f.pushers = ss->pushers;
+	f.npushers = ss->npushers;
 	text = metrics_text(st, &f);
 	server_set_metrics(ss->server, text);
 	free(text);
@@ -237,6 +242,7 @@ static void free_sinks(struct session *ss, struct run_figures *f)
 		k->ops->free(k, f);
 	}
 	ss->server = NULL;
+	ss->npushers = 0;
 }
 
 /* The earliest time a sink next needs a drain (now_ns() clock); 0: none. */
@@ -500,6 +506,13 @@ static int start_sinks(struct session *ss, struct profile *prof, uint64_t start_
 		if (!(k = pusher_start(o, prof, start_ns, prof->start_wall_ns)))
 			return -1;
 		add_sink(ss, k);
+		ss->pushers[ss->npushers++] = (struct pushing){ "push", k };
+	}
+	if (o->otlp) {
+		if (!(k = otlp_start(o, prof, start_ns, prof->start_wall_ns)))
+			return -1;
+		add_sink(ss, k);
+		ss->pushers[ss->npushers++] = (struct pushing){ "otlp", k };
 	}
 	if (o->listen) {
 		struct sampler_stats st;

@@ -16,7 +16,7 @@
 /* Where the stamp goes: before the format's extension, or at the end. */
 static size_t stamp_at(const char *path)
 {
-	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".collapsed", ".svg" };
+	static const char *const exts[] = { ".pb.gz", ".pprof", ".otlp.pb", ".folded", ".collapsed", ".svg" };
 	const char *base = strrchr(path, '/');
 	size_t n = strlen(path), e, i;
 
@@ -116,7 +116,7 @@ struct rotation {
 /* The interval's profile in each -o's format, under its rotated name. */
 static int write_interval(struct rotation *r)
 {
-	struct write_options wo = { .per_pid = r->o->per_pid };
+	struct write_options wo = { .per_pid = r->o->per_pid, .app_name = r->o->app_name };
 	struct profile *p = &r->series.window.profile;
 	struct output_file out;
 	int rc = 0;

@@ -56,5 +56,5 @@ void settings_from_options(struct settings *s, const struct options *o, int cgro
 	s->kind = o->off_cpu ? PROFILE_OFF_CPU : o->wall ? PROFILE_WALL : PROFILE_CPU;
 	s->frequency = o->frequency;
 	s->period_ns = 1000000000ULL / o->frequency;
-	s->trim_only = (o->listen || o->push || o->rotate) && (!o->noutputs || o->rotate);
+	s->trim_only = (o->listen || o->push || o->otlp || o->rotate) && (!o->noutputs || o->rotate);
 }

@@ -33,6 +33,16 @@ static void summarize_walks(const struct sampler_stats *st, const struct run_fig
 	      (unsigned long long)t[STAT_PROC_SCANS], (unsigned long long)t[STAT_PROC_SCAN_BUSY]);
 }
 
+/* --push, --otlp: what became of the intervals. */
+static void summarize_push(const char *what, const char *url, const struct push_stats *s)
+{
+	fprintf(stderr, "bpfprof: %s %llu intervals to %s (%llu attempts again); refused %llu, "
+		"dropped %llu (more than %d waited), not sent at the stop %llu\n", what,
+		(unsigned long long)s->sent, url, (unsigned long long)s->retries,
+		(unsigned long long)s->rejected, (unsigned long long)s->dropped, PUSH_QUEUE,
+		(unsigned long long)s->unsent);
+}
+
 uint64_t recorded_samples(const struct sampler_stats *st)
 {
 	return st->total[STAT_USER_MODE] + st->total[STAT_KERNEL_MODE];
@@ -244,12 +254,9 @@ void summarize(const struct options *o, const struct profile *p, const struct sa
 	if (o->off_cpu || o->wall)
 		summarize_off_cpu(st);
 	if (f->pushed)
-		fprintf(stderr, "bpfprof: pushed %llu intervals to %s (%llu attempts again); refused "
-			"%llu, dropped %llu (more than %d waited), not sent at the stop %llu\n",
-			(unsigned long long)f->push.sent, o->push,
-			(unsigned long long)f->push.retries, (unsigned long long)f->push.rejected,
-			(unsigned long long)f->push.dropped, PUSH_QUEUE,
-			(unsigned long long)f->push.unsent);
+		summarize_push("pushed", o->push, &f->push);
+	if (f->otlp_sent)
+		summarize_push("sent over OTLP", o->otlp, &f->otlp);
 
 	lost = t[STAT_LOST_COLLISION] + t[STAT_LOST_STACK_FULL] + t[STAT_LOST_COUNTS_FULL] +
 	       t[STAT_LOST_DWARF];

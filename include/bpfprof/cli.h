@@ -71,7 +71,8 @@ struct options {
 	uint32_t min_block_us;		/* --min-block */
 	const char *listen;		/* --listen HOST:PORT */
 	const char *push;		/* --push URL */
-	double push_interval;		/* --push-interval SECONDS */
+	const char *otlp;		/* --otlp URL */
+	double push_interval;		/* --push-interval SECONDS (--push, --otlp) */
 	const char *app_name;		/* --app-name, else the host name */
 	double rotate;			/* --rotate SECONDS; 0: one file for the run */
 	uint32_t keep;			/* --keep N; 0: all */

@@ -12,6 +12,14 @@
 
 #include "bpfprof/sampler.h"
 
+struct sink;
+
+/* A sink pushing intervals (--push, --otlp), by its label's name. */
+struct pushing {
+	const char *name;		/* "push", "otlp": /metrics' sink label */
+	struct sink *sink;		/* push.h's push_sink_stats reads it */
+};
+
 /* What the session knows beside the sampler's statistics. */
 struct session_figures {
 	uint32_t processes;		/* processes followed now */
@@ -19,6 +27,8 @@ struct session_figures {
 	size_t profile_bytes;
 	uint64_t sideband_lost;		/* side-band records the kernel dropped */
 	uint64_t start_wall_ns;		/* when sampling began */
+	const struct pushing *pushers;
+	unsigned npushers;
 };
 
 /* The text, malloc'd. */

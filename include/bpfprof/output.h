@@ -18,6 +18,7 @@ enum output_format {
 	FORMAT_PPROF,
 	FORMAT_CALLGRIND,
 	FORMAT_SVG,
+	FORMAT_OTLP,
 	FORMAT_COUNT
 };
 
@@ -25,6 +26,8 @@ struct write_options {
 	bool per_pid;		/* folded, svg: "comm-PID" as the root frame */
 	/* svg: a differential flame graph against this profile (bpfprof diff); NULL: none */
 	const struct profile *before;
+	const char *app_name;	/* otlp: the service's name (--app-name); NULL: the host's */
+	bool gzip;		/* otlp: gzip-compressed (an HTTP body), not the bare protobuf */
 };
 
 /* FlameGraph's difffolded form: "stack BEFORE AFTER" per stack of either, sorted. */
@@ -35,7 +38,7 @@ typedef int writer_fn(FILE *out, const struct profile *p, const struct write_opt
 /* "folded", "pprof", ...; parse returns -1 for an unknown name. */
 const char *format_name(enum output_format f);
 int format_parse(const char *name);
-/* The format a file name implies (.pb.gz, .pprof, .svg, callgrind.out*), or -1. */
+/* The format a file name implies (.pb.gz, .pprof, .otlp.pb, .svg, callgrind.out*), or -1. */
 int format_of_path(const char *path);
 writer_fn *format_writer(enum output_format f);
 /* The one entry for writing: profile p in format f to out; 0 or -errno. */
@@ -55,6 +58,12 @@ int write_folded(FILE *out, const struct profile *p, const struct write_options 
  * each top-level field is encoded and compressed as it is written.
  */
 int write_pprof(FILE *out, const struct profile *p, const struct write_options *o);
+
+/*
+ * OpenTelemetry's OTLP profiles: an ExportProfilesServiceRequest
+ * (profiles v1development), a profile per sample type, built in memory.
+ */
+int write_otlp(FILE *out, const struct profile *p, const struct write_options *o);
 
 /* callgrind: for callgrind_annotate and kcachegrind; self and inclusive costs. */
 int write_callgrind(FILE *out, const struct profile *p, const struct write_options *o);

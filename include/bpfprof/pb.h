@@ -36,6 +36,8 @@ void pb_tag(struct pb_msg *m, uint32_t field, enum pb_wire wire);
 void pb_uint64(struct pb_msg *m, uint32_t field, uint64_t v);
 void pb_int64(struct pb_msg *m, uint32_t field, int64_t v);
 void pb_bool(struct pb_msg *m, uint32_t field, int v);
+/* fixed64: eight bytes, little-endian (OTLP's times). */
+void pb_fixed64(struct pb_msg *m, uint32_t field, uint64_t v);
 void pb_bytes(struct pb_msg *m, uint32_t field, const void *data, size_t n);
 void pb_string(struct pb_msg *m, uint32_t field, const char *s);
 void pb_packed_uint64(struct pb_msg *m, uint32_t field, const uint64_t *v, size_t n);

@@ -190,6 +190,12 @@ uint32_t profile_function(struct profile *p, uint32_t name, uint32_t system_name
 uint32_t profile_function_at(struct profile *p, uint32_t name, uint32_t system_name,
 			     uint32_t filename, uint32_t start_line);
 
+/*
+ * Whether mapping m is of a file on disk: its name a path, not the kernel,
+ * anonymous memory ("//anon", "[anon:...]"), "[vdso]" or such.
+ */
+bool profile_mapping_is_file(const struct profile *p, uint32_t m);
+
 /* The location at (mapping, address), or ITAB_NONE. */
 uint32_t profile_location_find(const struct profile *p, uint32_t mapping, uint64_t address);
 /* Adds a location the caller has checked is absent; lines are copied. */

@@ -32,6 +32,8 @@ struct run_figures {
 	} runtime[RUNTIME_KINDS];
 	bool pushed;				/* --push: how it went */
 	struct push_stats push;
+	bool otlp_sent;				/* --otlp: how it went */
+	struct push_stats otlp;
 };
 
 /* Runtime kind's figures in f (a struct run_figures *), as its own type (which must fit). */

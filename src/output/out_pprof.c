@@ -107,6 +107,7 @@ struct pprof_writer {
 	uint64_t *ids;		/* scratch for packed location ids */
 	size_t ids_alloc;
 	bool *mapping_complete;	/* every location of the mapping is named */
+	uint32_t *mapping_id;	/* by profile mapping: its pprof id (the main binary's is 1) */
 	/* Where each runtime's label is among our strings (its values follow); 0: none */
 	uint32_t runtime_label[RUNTIME_KINDS];
 	uint32_t nr_extra;	/* our strings */
@@ -195,26 +196,77 @@ static void emit_samples(struct pprof_writer *w)
 	}
 }
 
+static void emit_mapping(struct pprof_writer *w, uint32_t i)
+{
+	const struct prof_mapping *m = &w->p->mappings[i];
+
+	pb_reset(&w->sub);
+	pb_uint64(&w->sub, MAPPING_ID, w->mapping_id[i]);
+	pb_uint64(&w->sub, MAPPING_MEMORY_START, m->start);
+	pb_uint64(&w->sub, MAPPING_MEMORY_LIMIT, m->limit);
+	pb_uint64(&w->sub, MAPPING_FILE_OFFSET, m->offset);
+	pb_uint64(&w->sub, MAPPING_FILENAME, m->file);
+	if (m->build_id)
+		pb_uint64(&w->sub, MAPPING_BUILD_ID, m->build_id);
+	/* Only when every frame is named: otherwise pprof may name the rest itself. */
+	pb_bool(&w->sub, MAPPING_HAS_FUNCTIONS, w->mapping_complete[i]);
+	emit(w, PROFILE_MAPPING);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/*
+ * The main binary's mapping: go tool pprof takes the first mapping for
+ * it. Of the process with the most samples (the one process of -p PID),
+ * its lowest mapping of a file: an executable is mapped below its
+ * libraries. 0: none (no process's samples, or no file).
+ */
+static uint32_t main_mapping(const struct profile *p)
+{
+	uint64_t (*v)[2] = xcalloc(p->nr_samples + 1, sizeof(*v)), best = 0, sum;
+	uint32_t i, j, n = 0, pid = 0, main = 0;
+
+	for (i = 0; i < p->nr_samples; i++)
+		if (p->samples[i].comm && p->samples[i].pid && p->samples[i].pid != PROF_PID_EXITED) {
+			v[n][0] = p->samples[i].pid;
+			v[n++][1] = p->samples[i].count;
+		}
+	qsort(v, n, sizeof(*v), by_pid);
+	for (i = 0; i < n; i = j) {
+		for (sum = 0, j = i; j < n && v[j][0] == v[i][0]; j++)
+			sum += v[j][1];
+		if (sum > best) {
+			best = sum;
+			pid = (uint32_t)v[i][0];
+		}
+	}
+	free(v);
+	for (i = 1; pid && i < p->nr_mappings; i++)
+		if (p->mappings[i].pid == pid && profile_mapping_is_file(p, i) &&
+		    (!main || p->mappings[i].start < p->mappings[main].start))
+			main = i;
+	return main;
+}
+
+/* The main binary's mapping first, id 1; the others after it in their order. */
 static void emit_mappings(struct pprof_writer *w)
 {
 	const struct profile *p = w->p;
-	uint32_t i;
+	uint32_t main = main_mapping(p), i;
 
-	for (i = 1; i < p->nr_mappings; i++) {
-		const struct prof_mapping *m = &p->mappings[i];
-
-		pb_reset(&w->sub);
-		pb_uint64(&w->sub, MAPPING_ID, i);
-		pb_uint64(&w->sub, MAPPING_MEMORY_START, m->start);
-		pb_uint64(&w->sub, MAPPING_MEMORY_LIMIT, m->limit);
-		pb_uint64(&w->sub, MAPPING_FILE_OFFSET, m->offset);
-		pb_uint64(&w->sub, MAPPING_FILENAME, m->file);
-		if (m->build_id)
-			pb_uint64(&w->sub, MAPPING_BUILD_ID, m->build_id);
-		/* Only when every frame is named: otherwise pprof may name the rest itself. */
-		pb_bool(&w->sub, MAPPING_HAS_FUNCTIONS, w->mapping_complete[i]);
-		emit(w, PROFILE_MAPPING);
-	}
+	w->mapping_id = xcalloc(p->nr_mappings + 1, sizeof(*w->mapping_id));
+	for (i = 1; i < p->nr_mappings; i++)
+		w->mapping_id[i] = !main || i > main ? i : i == main ? 1 : i + 1;
+	if (main)
+		emit_mapping(w, main);
+	for (i = 1; i < p->nr_mappings; i++)
+		if (i != main)
+			emit_mapping(w, i);
 }
 
 static void emit_locations(struct pprof_writer *w)
@@ -228,7 +280,7 @@ static void emit_locations(struct pprof_writer *w)
 		pb_reset(&w->sub);
 		pb_uint64(&w->sub, LOCATION_ID, i + 1);
 		if (loc->mapping)
-			pb_uint64(&w->sub, LOCATION_MAPPING_ID, loc->mapping);
+			pb_uint64(&w->sub, LOCATION_MAPPING_ID, w->mapping_id[loc->mapping]);
 		pb_uint64(&w->sub, LOCATION_ADDRESS, loc->address);
 		for (j = 0; j < loc->nlines; j++) {	/* innermost first, as pprof wants */
 			const struct prof_line *line = &p->lines[loc->first_line + j];
@@ -377,5 +429,6 @@ int write_pprof(FILE *out, const struct profile *p, const struct write_options *
 	pb_release(&w.line);
 	free(w.ids);
 	free(w.mapping_complete);
+	free(w.mapping_id);
 	return err;
 }

@@ -19,6 +19,7 @@ static const struct {
 	[FORMAT_PPROF] = { "pprof", write_pprof, true },
 	[FORMAT_CALLGRIND] = { "callgrind", write_callgrind, false },
 	[FORMAT_SVG] = { "svg", write_svg, false },
+	[FORMAT_OTLP] = { "otlp", write_otlp, true },
 };
 
 const char *format_name(enum output_format f)
@@ -50,6 +51,8 @@ int format_of_path(const char *path)
 	base = base ? base + 1 : path;
 	if (ends_with(base, ".pb.gz") || ends_with(base, ".pprof"))
 		return FORMAT_PPROF;
+	if (ends_with(base, ".otlp.pb"))
+		return FORMAT_OTLP;
 	if (ends_with(base, ".svg"))
 		return FORMAT_SVG;
 	if (!strncmp(base, "callgrind.out", 13))

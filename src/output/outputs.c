@@ -33,7 +33,7 @@ struct output_file *outputs_open(const struct options *o)
 /* Writes the profile in each format and puts each file in place; 0 or -1. */
 int outputs_write(const struct options *o, struct output_file *out, const struct profile *p)
 {
-	struct write_options wo = { .per_pid = o->per_pid };
+	struct write_options wo = { .per_pid = o->per_pid, .app_name = o->app_name };
 	int rc = 0;
 	size_t i;
 

@@ -58,6 +58,17 @@ void pb_bool(struct pb_msg *m, uint32_t field, int v)
 	pb_uint64(m, field, v ? 1 : 0);
 }
 
+void pb_fixed64(struct pb_msg *m, uint32_t field, uint64_t v)
+{
+	uint8_t b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	pb_tag(m, field, PB_I64);
+	put(m, b, sizeof(b));
+}
+
 void pb_bytes(struct pb_msg *m, uint32_t field, const void *data, size_t n)
 {
 	pb_tag(m, field, PB_LEN);

@@ -52,7 +52,7 @@ expect_error 2 "-o: empty file name" -o ""
 expect_error 2 "--unwind 'lbr': unknown; give auto \\(CFI in the kernel\\), fp \\(frame pointers\\) or dwarf" --unwind lbr
 expect_error 2 "--stack-size 1000 is out of range" --stack-size 1000
 expect_error 2 "--stack-size 5000 is not a multiple of 1024" --stack-size 5000
-expect_error 2 "-f 'flame': unknown format; give folded, pprof, callgrind or svg" -f flame
+expect_error 2 "-f 'flame': unknown format; give folded, pprof, callgrind, svg or otlp" -f flame
 expect_error 2 "-o $T/x.svg is named like svg output but -f says pprof; rename it or drop -f" \
 	-f pprof -o "$T/x.svg"
 expect_error 2 "-o $T/a.folded is given twice" -o "$T/a.folded" -o "$T/a.folded"

@@ -278,7 +278,7 @@ static void test_help_version(void)
 	CHECK(parse(&o, ARGV("-h"), &out, &err) == -1 && !*err, "-h: exit 0, nothing on stderr");
 	expect_text(out, usage, "-h: the usage on stdout");
 	CHECK(strstr(usage, "\n  -F, --frequency HZ          samples per second per CPU (default 99)\n") &&
-		      strstr(usage, "\n      --push-interval SECONDS with --push: the interval (default 10)\n") &&
+		      strstr(usage, "\n      --push-interval SECONDS with --push or --otlp: the interval (default 10)\n") &&
 		      strstr(usage, "(waiting, sleeping, preempted),\n"
 				    "                              by the stack"),
 	      "--help: letters, long-only options and continuation lines in their columns");
@@ -338,7 +338,7 @@ static const struct refusal refusals[] = {
 	{ { "--listen", "::1:6060" }, "--listen ::1:6060: put an IPv6 address in brackets, e.g. [::1]:6060" },
 	{ { "--push", "ftp://h" }, "--push ftp://h: give the server's URL, e.g. http://pyroscope:4040" },
 	{ { "--push", "http://h", "--app-name", "" }, "--app-name: empty; give the name to file profiles under" },
-	{ { "-f", "flame" }, "-f 'flame': unknown format; give folded, pprof, callgrind or svg" },
+	{ { "-f", "flame" }, "-f 'flame': unknown format; give folded, pprof, callgrind, svg or otlp" },
 	{ { "-f", "pprof", "-o", "x.svg" },
 	  "-o x.svg is named like svg output but -f says pprof; rename it or drop -f" },
 	{ { "-o", "a.folded", "-o", "a.folded" }, "-o a.folded is given twice; give each output once" },
@@ -360,8 +360,12 @@ static const struct refusal refusals[] = {
 	{ { "--off-cpu", "-I" }, "-I records the idle task, which is never off the CPU; drop -I" },
 	{ { "--min-block", "5" },
 	  "--min-block 5: off-CPU time is counted only with --off-cpu or --wall; add one, or drop --min-block" },
-	{ { "--push-interval", "5" }, "--push-interval: it says how to push; add --push URL, or drop it" },
-	{ { "--app-name", "me" }, "--app-name: it says how to push; add --push URL, or drop it" },
+	{ { "--push-interval", "5" },
+	  "--push-interval: it says how to push; add --push URL or --otlp URL, or drop it" },
+	{ { "--app-name", "me" },
+	  "--app-name: it names what is pushed; add --push URL, --otlp URL or -o FILE.otlp.pb, or drop it" },
+	{ { "--otlp", "otelcol:4318" },
+	  "--otlp otelcol:4318: give the OTLP/HTTP receiver's URL, e.g. http://otelcol:4318" },
 	{ { "--keep", "3" }, "--keep 3: it keeps rotated files; add --rotate SECONDS, or drop --keep" },
 	{ { "--rotate", "60" }, "--rotate writes files: add -o FILE (its name gets each interval's start)" },
 	{ { "--rotate", "60", "-o", "-" }, "--rotate writes files, not stdout: give -o FILE instead of -o -" },
