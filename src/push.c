@@ -21,6 +21,7 @@ struct interval {
 	char *url;
 	char *body;
 	size_t len;
+	bool maybe_there;		/* a POST of it went whole and got no answer */
 	struct interval *next;
 };
 
@@ -70,9 +71,16 @@ static char *ingest_url(const struct pusher *p, uint64_t from, uint64_t until)
 	return strbuf_detach(&sb);
 }
 
-/* One POST: 0 sent; 1 to try again (no answer, or 5xx); -1 refused (4xx: again is no use). */
-static int post(CURL *curl, const struct interval *in, long *status, char *why, size_t why_len)
+/*
+ * One POST: 0 sent; 1 to try again (no answer, or 5xx); -1 refused (4xx: again is no use).
+ * A request that went whole and got no answer (the server went, or was slower than the
+ * timeout, after reading it) may have been kept: in->maybe_there, so that sending it again
+ * is counted as perhaps sending it twice.
+ */
+static int post(CURL *curl, struct interval *in, long *status, char *why, size_t why_len)
 {
+	curl_off_t up = 0;
+
 	curl_mime *mime = curl_mime_init(curl);
 	curl_mimepart *part = curl_mime_addpart(mime);
 	CURLcode rc;
@@ -94,6 +102,9 @@ static int post(CURL *curl, const struct interval *in, long *status, char *why, 
 	if (rc != CURLE_OK) {
 		if (!why[0])
 			snprintf(why, why_len, "%s", curl_easy_strerror(rc));
+		/* The body is the form's bulk: all of it sent means the request went whole. */
+		if (!curl_easy_getinfo(curl, CURLINFO_SIZE_UPLOAD_T, &up) && up >= (curl_off_t)in->len)
+			in->maybe_there = true;
 		return 1;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
@@ -144,6 +155,7 @@ static void *sender(void *arg)
 				warning("--push: an interval was refused (%s); dropped", why);
 			} else {
 				p->stats.sent++;
+				p->stats.maybe_twice += in->maybe_there;
 				if (said)
 					warning("--push: %s answers again; sending the %u intervals that "
 						"waited", p->o->push, p->queued);

@@ -244,10 +244,11 @@ void summarize(const struct options *o, const struct profile *p, const struct sa
 	if (o->off_cpu || o->wall)
 		summarize_off_cpu(st);
 	if (f->pushed)
-		fprintf(stderr, "bpfprof: pushed %llu intervals to %s (%llu attempts again); refused "
-			"%llu, dropped %llu (more than %d waited), not sent at the stop %llu\n",
-			(unsigned long long)f->push.sent, o->push,
-			(unsigned long long)f->push.retries, (unsigned long long)f->push.rejected,
+		fprintf(stderr, "bpfprof: pushed %llu intervals to %s (%llu attempts again, %llu "
+			"perhaps twice); refused %llu, dropped %llu (more than %d waited), not sent "
+			"at the stop %llu\n",
+			(unsigned long long)f->push.sent, o->push, (unsigned long long)f->push.retries,
+			(unsigned long long)f->push.maybe_twice, (unsigned long long)f->push.rejected,
 			(unsigned long long)f->push.dropped, PUSH_QUEUE,
 			(unsigned long long)f->push.unsent);
 
