@@ -39,8 +39,9 @@ matched_ok() {
 	}'
 }
 
+# chrome ARGS...: headless Chromium, up to CHROME_TIMEOUT seconds (60).
 chrome() {
-	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	timeout "${CHROME_TIMEOUT:-60}" "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--user-data-dir="$(mktemp -d "$T/chrome.XXXXXX")" "$@" 2>> "$T/chrome.err"
 }
