@@ -19,6 +19,7 @@
 /* An interval's request, waiting to go. */
 struct interval {
 	struct push_request rq;
+	bool maybe_there;		/* a POST of it went whole and got no answer */
 	struct interval *next;
 };
 
@@ -122,10 +123,16 @@ static void pyroscope_finish(struct push_target *t, const struct push_stats *st,
 	free(py);
 }
 
-/* One POST: 0 sent; 1 to try again (no answer, or the target says so); -1 refused. */
-static int post(struct push_target *t, CURL *curl, const struct interval *in, long *status,
+/*
+ * One POST: 0 sent; 1 to try again (no answer, or the target says so); -1 refused.
+ * A request that went whole and got no answer (the server went, or was slower than the
+ * timeout, after reading it) may have been kept: in->maybe_there, so that sending it again
+ * is counted as perhaps sending it twice.
+ */
+static int post(struct push_target *t, CURL *curl, struct interval *in, long *status,
 		char *why, size_t why_len)
 {
+	curl_off_t up = 0;
 	CURLcode rc;
 
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
@@ -138,6 +145,9 @@ static int post(struct push_target *t, CURL *curl, const struct interval *in, lo
 	if (rc != CURLE_OK) {
 		if (!why[0])
 			snprintf(why, why_len, "%s", curl_easy_strerror(rc));
+		/* The body is the form's bulk: all of it sent means the request went whole. */
+		if (!curl_easy_getinfo(curl, CURLINFO_SIZE_UPLOAD_T, &up) && up >= (curl_off_t)in->rq.len)
+			in->maybe_there = true;
 		return 1;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
@@ -188,6 +198,7 @@ static void *sender(void *arg)
 				warning("%s: an interval was refused (%s); dropped", p->t->option, why);
 			} else {
 				p->stats.sent++;
+				p->stats.maybe_twice += in->maybe_there;
 				if (said)
 					warning("%s: %s answers again; sending the %u intervals that "
 						"waited", p->t->option, p->t->server, p->queued);

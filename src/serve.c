@@ -22,6 +22,7 @@
 /* A request for a profile: the server thread's until queued, then the session's until answered. */
 struct request {
 	struct MHD_Connection *conn;
+	enum output_format format;	/* pprof (/debug/pprof/profile) or svg (/flamegraph) */
 	double seconds;
 	uint32_t tgid;			/* pid=, 0: every process */
 	char *cgroup;			/* cgroup=, NULL: every cgroup */
@@ -55,6 +56,9 @@ static const char index_page[] =
 	"a gzipped pprof of the next N seconds (up to 3600; pid=PID and cgroup=PATH keep one "
 	"process's or one cgroup's samples), for <code>go tool pprof http://HOST:PORT/debug/pprof/"
 	"profile?seconds=30</code></li>\n"
+	"<li><a href=\"/flamegraph?seconds=30\">/flamegraph?seconds=N</a>: the same N seconds "
+	"as an interactive SVG flame graph (hover, click to zoom, search), with the same pid= and "
+	"cgroup=</li>\n"
 	"<li><a href=\"/metrics\">/metrics</a>: the profiler's counters, in Prometheus' text "
 	"format</li>\n</ul>\n</body></html>\n";
 
@@ -124,8 +128,12 @@ static bool parse_number(const char *s, double *v)
 	return *s && !*end && !errno && isfinite(*v);
 }
 
-/* GET /debug/pprof/profile: checked, then queued for the session's thread, the connection suspended. */
-static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *conn, void **con_cls)
+/*
+ * GET /debug/pprof/profile (a pprof) or /flamegraph (the same window as an SVG): checked, then
+ * queued for the session's thread, the connection suspended.
+ */
+static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *conn, void **con_cls,
+				     enum output_format format)
 {
 	const char *sec = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
 	const char *pid = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pid");
@@ -141,6 +149,11 @@ static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *co
 	if (cgroup && cgroup[0] != '/')
 		return REFUSE(conn, 400, "cgroup=%s: give a cgroup's path under the cgroup v2 mount, "
 			      "e.g. /system.slice/ssh.service", cgroup);
+	/* A filter the window cannot apply is said, not ignored: the graph would not be what was asked. */
+	if (format == FORMAT_SVG && (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "comm") ||
+				     MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "mode")))
+		return REFUSE(conn, 400, "comm= and mode= are not filters of a window; keep one "
+			      "process with pid=, one cgroup with cgroup=");
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping || s->profiles >= SERVE_MAX_PROFILES) {
 		bool stopping = s->stopping;
@@ -152,6 +165,7 @@ static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *co
 	}
 	r = xcalloc(1, sizeof(*r));
 	r->conn = conn;
+	r->format = format;
 	r->seconds = seconds;
 	r->tgid = (uint32_t)p;
 	r->cgroup = cgroup ? xstrdup(cgroup) : NULL;
@@ -218,9 +232,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!strcmp(url, "/metrics"))
 		return answer_metrics(s, conn);
 	if (!strcmp(url, "/debug/pprof/profile"))
-		return start_profile(s, conn, con_cls);
+		return start_profile(s, conn, con_cls, FORMAT_PPROF);
+	if (!strcmp(url, "/flamegraph"))
+		return start_profile(s, conn, con_cls, FORMAT_SVG);
 	return REFUSE(conn, 404, "%s: no such page; / lists what there is (/debug/pprof/profile, "
-		      "/metrics)", url);
+		      "/flamegraph, /metrics)", url);
 }
 
 /* A request's connection is done with (answered, or gone): its request goes too. */
@@ -352,23 +368,26 @@ struct server *server_start(const char *addr, struct profile *session)
 	return s;
 }
 
-/* The window is over: its pprof in memory, the connection resumed to send it. */
+/* The window is over: its pprof (or SVG) in memory, the connection resumed to send it. */
 static void answer_window(struct request *r, uint64_t end_ns)
 {
 	struct write_options wo = { 0 };
 	FILE *f;
+	int err;
 
 	window_close(&r->window, end_ns);
 	r->status = 200;
-	r->type = "application/octet-stream";
+	r->type = r->format == FORMAT_SVG ? "image/svg+xml" : "application/octet-stream";
 	f = open_memstream(&r->body, &r->len);
-	if (!f || write_pprof(f, &r->window.profile, &wo) || fclose(f)) {
-		if (f)
-			fclose(f);
+	err = f ? write_profile(f, &r->window.profile, r->format, &wo) : -errno;
+	/* Closed once, whatever the writing said. */
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err) {
 		free(r->body);
 		r->status = 500;
 		r->type = "text/plain; charset=utf-8";
-		r->body = reason(&r->len, "cannot write the profile: %s", strerror(errno));
+		r->body = reason(&r->len, "cannot write the profile: %s", strerror(-err));
 	}
 	window_release(&r->window);
 	/* Resumed last: from here the request is the server thread's. */

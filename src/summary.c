@@ -36,11 +36,11 @@ static void summarize_walks(const struct sampler_stats *st, const struct run_fig
 /* --push, --otlp: what became of the intervals. */
 static void summarize_push(const char *what, const char *url, const struct push_stats *s)
 {
-	fprintf(stderr, "bpfprof: %s %llu intervals to %s (%llu attempts again); refused %llu, "
-		"dropped %llu (more than %d waited), not sent at the stop %llu\n", what,
-		(unsigned long long)s->sent, url, (unsigned long long)s->retries,
-		(unsigned long long)s->rejected, (unsigned long long)s->dropped, PUSH_QUEUE,
-		(unsigned long long)s->unsent);
+	fprintf(stderr, "bpfprof: %s %llu intervals to %s (%llu attempts again, %llu perhaps "
+		"twice); refused %llu, dropped %llu (more than %d waited), not sent at the stop %llu\n",
+		what, (unsigned long long)s->sent, url, (unsigned long long)s->retries,
+		(unsigned long long)s->maybe_twice, (unsigned long long)s->rejected,
+		(unsigned long long)s->dropped, PUSH_QUEUE, (unsigned long long)s->unsent);
 }
 
 uint64_t recorded_samples(const struct sampler_stats *st)

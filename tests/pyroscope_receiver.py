@@ -13,6 +13,9 @@ profile goes to DIR/FROM-UNTIL.N.pb.gz (N counts requests for the same
 interval: a second one is a duplicate) and a line "FROM UNTIL NAME RATE" to
 DIR/log; anything else gets 400 and a line in DIR/refused. With a file
 DIR/fail503 present, every request is answered 503 (a server in trouble).
+With a file DIR/noanswer present, the next request accepted is kept and its
+connection closed with no answer (a server gone after reading it); the
+file is removed.
 """
 import email.parser
 import email.policy
@@ -82,6 +85,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write(profile)
         with open(os.path.join(DIR, 'log'), 'a') as f:
             f.write(f"{one['from']} {one['until']} {one['name']} {one['sampleRate']}\n")
+        try:
+            os.unlink(os.path.join(DIR, 'noanswer'))
+            self.close_connection = True
+            return
+        except FileNotFoundError:
+            pass
         self.send_response(200)
         self.end_headers()
 

@@ -26,6 +26,8 @@
 
 struct push_stats {
 	uint64_t sent, retries, rejected, dropped, unsent;	/* intervals (retries: attempts) */
+	/* Of sent: a POST before went whole and got no answer, so the server may hold it twice. */
+	uint64_t maybe_twice;
 };
 
 struct run_figures;

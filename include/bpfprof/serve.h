@@ -7,6 +7,8 @@
  *   GET /                                 a page linking the others
  *   GET /debug/pprof/profile?seconds=N    a gzipped pprof of the next N
  *                                         seconds (pid=, cgroup= filter)
+ *   GET /flamegraph?seconds=N             the same window as an interactive
+ *                                         SVG flame graph (out_svg.c)
  *   GET /metrics                          Prometheus text: the session's
  *                                         counters (server_set_metrics)
  *   POST /debug/pprof/symbol              no names to add (pprof asks)
@@ -15,7 +17,7 @@
  * profile: a request for a profile is handed to the session's thread, for
  * which the server is an interval sink (sink.h): due at once when a request
  * came, so that a drain opens its window; then when a window's seconds are
- * over, so that a drain closes it and its pprof is written into memory and
+ * over, so that a drain closes it and its pprof (or SVG) is written into memory and
  * handed back. A slow client is the server thread's, never the drains'.
  * The stop answers what is still open 503; the sink's free lets the
  * answers go out and stops listening.

@@ -33,6 +33,7 @@ run	bpfprof --listen 127.0.0.1:6060 -F 99
 run	go tool pprof -top 'http://127.0.0.1:6060/debug/pprof/profile?seconds=30'
 run	curl -s -o cpu.pb.gz 'http://127.0.0.1:6060/debug/pprof/profile?seconds=30&pid=1234'
 run	curl -s http://127.0.0.1:6060/metrics
+run	curl -s -o cpu.svg 'http://127.0.0.1:6060/flamegraph?seconds=10'
 run	sudo bpfprof --push http://pyroscope:4040
 run	sudo bpfprof --push http://pyroscope:4040 --app-name web
 run	sudo bpfprof --push http://pyroscope:4040 --app-name 'web{dc=eu1}' &

@@ -4,55 +4,15 @@
 # running its script, zooming, searching and drawing it; the pixels of one
 # screenshot measured.
 . tests/lib.sh
+. tests/svg_lib.sh
 
-CHROMIUM=${CHROMIUM:-chromium}
 PNG=$O/tests/tools/png_pixels
 INNER=1180	# px between the 10 px margins of a 1200 px graph
-
-# frames SVG: one line per frame, tab-separated:
-# kind samples offset x width y fill name
-frames() {
-	awk '
-	function attr(k,   m) {
-		if (!match($0, " " k "=\"[^\"]*\""))
-			return ""
-		m = substr($0, RSTART, RLENGTH)
-		sub(/^[^"]*"/, "", m)
-		sub(/"$/, "", m)
-		return m
-	}
-	/^<g class="/ {
-		kind = $0
-		sub(/^<g class="/, "", kind)
-		sub(/".*/, "", kind)
-		name = $0
-		sub(/^.*<title>/, "", name)
-		sub(/ \([0-9]+ samples?, [0-9.]+%\)<\/title>.*$/, "", name)
-		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kind, attr("data-s"), attr("data-o"),
-			attr("x"), attr("width"), attr("y"), attr("fill"), name
-	}' "$1"
-}
 
 # field NAME COLUMN: column of the first frame called NAME in $T/frames.tsv
 field() { awk -F'\t' -v n="$1" -v c="$2" '$8 == n { print $c; exit }' "$T/frames.tsv"; }
 # sum_field NAME COLUMN: the column summed over every frame called NAME
 sum_field() { awk -F'\t' -v n="$1" -v c="$2" '$8 == n { t += $c } END { print t + 0 }' "$T/frames.tsv"; }
-
-# matched_ok "PERCENT SAMPLES TOTAL" SAMPLES TOTAL: what the script's search
-# reported: the very samples, and the percentage within its 2 decimals
-matched_ok() {
-	[ -n "$1" ] && awk -v m="$1" -v a="$2" -v t="$3" 'BEGIN {
-		split(m, f, " ")
-		d = f[1] - 100 * a / t
-		exit !(f[2] == a && f[3] == t && d <= 0.0051 && d >= -0.0051)
-	}'
-}
-
-chrome() {
-	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$(mktemp -d "$T/chrome.XXXXXX")" "$@" 2>> "$T/chrome.err"
-}
 
 # 1. One run, two outputs.
 start_workload split 8
