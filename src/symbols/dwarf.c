@@ -766,8 +766,9 @@ static bool units_by_need(struct dwarf_index *d)
 /*
  * From units by need to the whole index, for an address .debug_aranges
  * does not place, or a unit that cannot be read by need: every unit read
- * as read_units() does, the units indexed by need kept as they are (the
- * same unit's, the file the same).
+ * as read_units() does, the image by need read on to the sections' ends
+ * (what it holds is not read again), the units indexed by need kept as
+ * they are (the same unit's, the file the same).
  */
 static void index_whole(struct dwarf_index *d)
 {
@@ -775,7 +776,8 @@ static void index_whole(struct dwarf_index *d)
 	size_t nr_old = d->nr_units, i;
 	struct stat st = d->st;
 
-	drop_image(d);
+	if (d->elf && !complete_image(d))
+		drop_image(d);
 	free(d->aranges);
 	free(d->by_unit);
 	d->aranges = NULL;

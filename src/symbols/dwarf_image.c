@@ -634,3 +634,27 @@ bool grow_section(struct dwarf_index *d, int w, uint64_t hi)
 	}
 	return p->have >= hi;
 }
+
+/*
+ * An image by need made whole: its sections read on to their ends, from
+ * where they stopped (none of it read twice). False if one cannot be.
+ */
+bool complete_image(struct dwarf_index *d)
+{
+	int w;
+
+	if (!d->elf || !d->partial)
+		return false;
+	for (w = 0; w < NR_SCNS; w++)
+		if (read_in_part(w) && d->scn[w].size && !grow_section(d, w, d->scn[w].size))
+			return false;
+	for (w = 0; w < NR_SCNS; w++) {
+		if (d->prefix[w].open)
+			inflateEnd(&d->prefix[w].z);
+		free(d->prefix[w].buf);
+		d->prefix[w] = (struct scn_prefix){ 0 };
+	}
+	d->partial = false;
+	d->reads_whole++;
+	return true;
+}

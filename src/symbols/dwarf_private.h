@@ -180,6 +180,8 @@ bool begin_alone(struct dwarf_index *d, const struct dw_unit *u);
 int begin_by_need(struct dwarf_index *d);
 /* Section w of it read up to at least hi (or its end); false if it cannot be. */
 bool grow_section(struct dwarf_index *d, int w, uint64_t hi);
+/* All of it: the whole image, as begin_dwarf() would read it; false if it cannot be. */
+bool complete_image(struct dwarf_index *d);
 /* Forgets where inflating can start again: the file's bytes are to be read anew. */
 void drop_inflate_points(struct dwarf_index *d);
 /* Lets libdw go: what it read of units, abbreviations, line tables. */
