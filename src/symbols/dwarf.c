@@ -660,7 +660,7 @@ static bool read_aranges_by_need(struct dwarf_index *d)
 	struct dw_span *spans = NULL;
 	struct arange_set *sets = NULL;
 	uint32_t *unit_of;
-	size_t i, nr = 0, alloc = 0, nr_sets = 0, sets_alloc = 0, max_idx = 0;
+	size_t i, nr = 0, alloc = 0, nr_sets = 0, sets_alloc = 0, units_alloc = 0, max_idx = 0;
 	unsigned osz, asz;
 	bool ok = size > 0;
 
@@ -703,7 +703,7 @@ static bool read_aranges_by_need(struct dwarf_index *d)
 		qsort(sets, nr_sets, sizeof(*sets), set_cmp);
 	for (i = 0; ok && i < nr_sets; i++) {
 		if (!i || sets[i].info != sets[i - 1].info) {
-			d->units = xrealloc(d->units, (d->nr_units + 1) * sizeof(*d->units));
+			ALLOC_GROW(d->units, d->nr_units + 1, units_alloc);
 			memset(&d->units[d->nr_units], 0, sizeof(*d->units));
 			d->units[d->nr_units++].info_lo = sets[i].info;
 		}
