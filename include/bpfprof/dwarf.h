@@ -9,10 +9,11 @@
  * disjoint address ranges) and line table on the first lookup that falls
  * in it, each copied out of libdw. A file with .debug_aranges has that
  * alone read first, and a unit's bytes read when a lookup reaches it:
- * compressed sections inflated only up to the furthest unit needed. A lookup is then three binary searches
- * and a walk up the inline chain; libdw, and the debug sections it reads
- * (inflated by us, only those it needs), go once the file was not
- * looked up for a while (dwarf_index_trim()).
+ * compressed sections inflated only up to the furthest unit needed. A
+ * lookup is then three binary searches and a walk up the inline chain;
+ * libdw, and the debug sections it reads (inflated by us, only those it
+ * needs), go once the file was not looked up for a while
+ * (dwarf_index_trim()).
  *
  * A reader: never prints; 0 or a negative errno.
  */

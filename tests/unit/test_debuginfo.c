@@ -642,6 +642,17 @@ static void check_units_alone(struct dwarf_index *whole, const char *debug, cons
 	dwarf_index_free(d);
 }
 
+static size_t gcd(size_t a, size_t b)
+{
+	while (b) {
+		size_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 static bool same_frames(const struct dwarf_frame *a, int na, const struct dwarf_frame *b, int nb)
 {
 	int k;
@@ -665,8 +676,8 @@ static void check_by_need(const char *debug, const struct elf_symtab *t)
 	struct dwarf_frame a[MAX_FRAMES], b[MAX_FRAMES];
 	struct dwarf_index *whole, *need;
 	uint64_t *addrs = NULL, t0, ns_need = 0, ns_whole;
-	size_t i, k, n = 0, alloc = 0, in_units = 0, same = 0, same_out = 0, differ = 0, reads, alone,
-	       by_need;
+	size_t i, j, k, n = 0, alloc = 0, in_units = 0, same = 0, same_out = 0, differ = 0, reads,
+	       alone, by_need, stride, *first;
 	int fd = open(debug, O_RDONLY | O_CLOEXEC), err, na, nb, pass;
 	char *has;
 
@@ -678,11 +689,18 @@ static void check_by_need(const char *debug, const struct elf_symtab *t)
 	if (!CHECK(!err, "libc: opens its debug file twice (%s)", strerror(-err)))
 		return;
 	dwarf_index_by_need(whole, false);
-	for (i = 0; i < t->nr; i++)
+	first = xmalloc((t->nr + 1) * sizeof(*first));
+	for (i = 0; i < t->nr; i++) {
+		first[i] = n;
 		for (k = 0; k < t->syms[i].size; k++) {
 			ALLOC_GROW(addrs, n + 1, alloc);
 			addrs[n++] = t->syms[i].addr + k;
 		}
+	}
+	first[t->nr] = n;
+	/* A stride through the functions that reaches each once. */
+	for (stride = 7919; t->nr && gcd(stride, t->nr) != 1; stride++)
+		;
 	has = xcalloc(n ? n : 1, 1);
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
@@ -690,21 +708,27 @@ static void check_by_need(const char *debug, const struct elf_symtab *t)
 		in_units += has[i];
 	}
 	ns_whole = now_ns() - t0;
-	/* First the addresses some unit has, then the others; in each, a stride through them. */
+	/*
+	 * First the addresses some unit has, then the others; in each, the
+	 * functions in a stride through them, each function's bytes in turn.
+	 */
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0, k = 0; i < n; i++, k = (k + 7919) % n) {
-			if (has[k] != !pass)
-				continue;
-			t0 = now_ns();
-			na = dwarf_index_frames(need, addrs[k], a, MAX_FRAMES);
-			ns_need += now_ns() - t0;
-			nb = dwarf_index_frames(whole, addrs[k], b, MAX_FRAMES);
-			if (same_frames(a, na, b, nb))
-				*(pass ? &same_out : &same) += 1;
-			else if (differ++ < 5)
-				printf("# libc: at 0x%" PRIx64 " %d frames by need (%s), %d whole (%s)\n",
-				       addrs[k], na, na ? (a[0].name ? a[0].name : "?") : "-", nb,
-				       nb ? (b[0].name ? b[0].name : "?") : "-");
+		for (i = 0, j = 0; i < t->nr; i++, j = (j + stride) % t->nr) {
+			for (k = first[j]; k < first[j + 1]; k++) {
+				if (has[k] != !pass)
+					continue;
+				t0 = now_ns();
+				na = dwarf_index_frames(need, addrs[k], a, MAX_FRAMES);
+				ns_need += now_ns() - t0;
+				nb = dwarf_index_frames(whole, addrs[k], b, MAX_FRAMES);
+				if (same_frames(a, na, b, nb))
+					*(pass ? &same_out : &same) += 1;
+				else if (differ++ < 5)
+					printf("# libc: at 0x%" PRIx64 " %d frames by need (%s), "
+					       "%d whole (%s)\n", addrs[k], na,
+					       na ? (a[0].name ? a[0].name : "?") : "-", nb,
+					       nb ? (b[0].name ? b[0].name : "?") : "-");
+			}
 		}
 		if (!pass) {
 			dwarf_index_reads(need, &reads, &alone);
@@ -721,6 +745,7 @@ static void check_by_need(const char *debug, const struct elf_symtab *t)
 	CHECK(same_out == n - in_units,
 	      "libc: and at %zu of the %zu in no unit (none, as the whole index)", same_out,
 	      n - in_units);
+	free(first);
 	free(has);
 	free(addrs);
 	dwarf_index_free(whole);
