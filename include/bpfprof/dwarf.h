@@ -7,16 +7,20 @@
  * Built lazily: the compile units' address ranges read on the first
  * lookup, one unit's functions and inlined calls (flattened into sorted,
  * disjoint address ranges) and line table on the first lookup that falls
- * in it, each copied out of libdw. A lookup is then three binary searches
- * and a walk up the inline chain; libdw, and the debug sections it reads
- * (inflated by us, only those it needs), go once the file was not
- * looked up for a while (dwarf_index_trim()).
+ * in it, each copied out of libdw. A file with .debug_aranges has that
+ * alone read first, and a unit's bytes read when a lookup reaches it:
+ * compressed sections inflated only up to the furthest unit needed. A
+ * lookup is then three binary searches and a walk up the inline chain;
+ * libdw, and the debug sections it reads (inflated by us, only those it
+ * needs), go once the file was not looked up for a while
+ * (dwarf_index_trim()).
  *
  * A reader: never prints; 0 or a negative errno.
  */
 #ifndef BPFPROF_DWARF_H
 #define BPFPROF_DWARF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,5 +66,13 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 
 /* How many times the sections were read: whole, and for one unit alone. */
 void dwarf_index_reads(const struct dwarf_index *d, size_t *whole, size_t *alone);
+/* Units read by need (dwarf_index_by_need()), none of them whole. */
+size_t dwarf_index_reads_by_need(const struct dwarf_index *d);
+/*
+ * Whether a file with .debug_aranges has its units read by need, as
+ * lookups reach them (the default), or all on the first lookup, as a
+ * file without it has; before the first lookup.
+ */
+void dwarf_index_by_need(struct dwarf_index *d, bool on);
 
 #endif

@@ -71,12 +71,14 @@ static void forget_units(struct dwarf_index *d)
 	free(d->units);
 	free(d->ranges);
 	free(d->aranges);
+	free(d->by_unit);
+	d->by_unit = NULL;
 	d->units = NULL;
 	d->ranges = d->aranges = NULL;
 	d->nr_units = d->nr_ranges = d->nr_aranges = 0;
 	strtab_release(&d->strings);
 	strtab_init(&d->strings);
-	d->units_read = d->failed = false;
+	d->units_read = d->failed = d->by_need = false;
 }
 
 void dwarf_index_free(struct dwarf_index *d)
@@ -419,14 +421,6 @@ static void read_units(struct dwarf_index *d)
 	end_dwarf(d);
 }
 
-static struct dw_unit *find_unit(struct dwarf_index *d, uint64_t addr)
-{
-	const struct dw_range *r = range_find(d->ranges, d->nr_ranges, addr);
-
-	if (!r)
-		r = range_find(d->aranges, d->nr_aranges, addr);
-	return r ? &d->units[r->idx] : NULL;
-}
 
 /* One unit's functions, inlined calls and lines ------------------------- */
 
@@ -624,6 +618,314 @@ static void copy_unit(struct dwarf_index *d, struct dw_unit *u, Dwarf_Die *cudie
 	free(b.file_ids);
 }
 
+/* Units by need --------------------------------------------------------- */
+
+/* A set of .debug_aranges: its unit's header offset, the set's place. */
+struct arange_set {
+	uint64_t info;
+	uint32_t set;
+};
+
+static int set_cmp(const void *a, const void *b)
+{
+	const struct arange_set *x = a, *y = b;
+
+	if (x->info != y->info)
+		return x->info < y->info ? -1 : 1;
+	return x->set < y->set ? -1 : x->set > y->set;
+}
+
+static int by_unit_cmp(const void *a, const void *b, void *ranges)
+{
+	const struct dw_range *x = (const struct dw_range *)ranges + *(const uint32_t *)a,
+			      *y = (const struct dw_range *)ranges + *(const uint32_t *)b;
+
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * .debug_aranges' sets, as libdw reads them (dwarf_getaranges()): each a
+ * unit's header offset and its address ranges, to two zeros. The units
+ * it names, by offset, become the index's, not yet read; its ranges the
+ * index's aranges. False if it is not there or not as libdw would take
+ * it, or two units' ranges overlap (the unit whose ranges a lookup would
+ * meet first is then the whole index's to say).
+ */
+static bool read_aranges_by_need(struct dwarf_index *d)
+{
+	const unsigned char *sec = d->image + d->scn[SCN_ARANGES].at;
+	uint64_t size = d->scn[SCN_ARANGES].size, off = 0, body, end, addr, len, max_hi = 0;
+	struct dw_span *spans = NULL;
+	struct arange_set *sets = NULL;
+	uint32_t *unit_of;
+	size_t i, nr = 0, alloc = 0, nr_sets = 0, sets_alloc = 0, units_alloc = 0, max_idx = 0;
+	unsigned osz, asz;
+	bool ok = size > 0;
+
+	while (ok && off < size) {
+		uint64_t at;
+
+		end = unit_end(sec, size, off, d->msb, &body, &osz);
+		if (!end || end - body < 4 + osz || get_uint(sec + body, 2, d->msb) != 2 ||
+		    nr_sets >= UINT32_MAX) {
+			ok = false;
+			break;
+		}
+		asz = sec[body + 2 + osz];
+		if ((asz != 4 && asz != 8) || sec[body + 3 + osz] != 0) {
+			ok = false;
+			break;
+		}
+		ALLOC_GROW(sets, nr_sets + 1, sets_alloc);
+		sets[nr_sets] = (struct arange_set){ get_uint(sec + body + 2, osz, d->msb), nr_sets };
+		/* The tuples start at a multiple of twice the address size from the set's start. */
+		at = body + 4 + osz;
+		at += (2 * asz - (at - off) % (2 * asz)) % (2 * asz);
+		for (;; at += 2 * asz) {
+			if (at + 2 * asz > end) {
+				ok = false;
+				break;
+			}
+			addr = get_uint(sec + at, asz, d->msb);
+			len = get_uint(sec + at + asz, asz, d->msb);
+			if (!addr && !len)
+				break;
+			add_span(&spans, &nr, &alloc, addr, addr + len, nr_sets, 0);
+		}
+		nr_sets++;
+		off = end;
+	}
+	/* Units by offset, one for the sets of each; spans then name units. */
+	unit_of = xmalloc((nr_sets ? nr_sets : 1) * sizeof(*unit_of));
+	if (nr_sets)
+		qsort(sets, nr_sets, sizeof(*sets), set_cmp);
+	for (i = 0; ok && i < nr_sets; i++) {
+		if (!i || sets[i].info != sets[i - 1].info) {
+			ALLOC_GROW(d->units, d->nr_units + 1, units_alloc);
+			memset(&d->units[d->nr_units], 0, sizeof(*d->units));
+			d->units[d->nr_units++].info_lo = sets[i].info;
+		}
+		unit_of[sets[i].set] = d->nr_units - 1;
+	}
+	for (i = 0; ok && i < nr; i++)
+		spans[i].idx = unit_of[spans[i].idx];
+	/* No two units' ranges overlap. */
+	if (ok && nr)
+		qsort(spans, nr, sizeof(*spans), span_cmp);
+	for (i = 0; ok && i < nr; i++) {
+		if (spans[i].lo < max_hi && spans[i].idx != max_idx)
+			ok = false;
+		if (spans[i].hi > max_hi) {
+			max_hi = spans[i].hi;
+			max_idx = spans[i].idx;
+		}
+	}
+	if (ok) {
+		d->aranges = flatten(spans, nr, &d->nr_aranges);
+		d->by_unit = xmalloc((d->nr_aranges ? d->nr_aranges : 1) * sizeof(*d->by_unit));
+		for (i = 0; i < d->nr_aranges; i++)
+			d->by_unit[i] = i;
+		if (d->nr_aranges)
+			qsort_r(d->by_unit, d->nr_aranges, sizeof(*d->by_unit), by_unit_cmp,
+				d->aranges);
+	}
+	free(unit_of);
+	free(sets);
+	free(spans);
+	return ok && d->nr_units;
+}
+
+/*
+ * The first lookup of a file with .debug_aranges reads that alone (and
+ * the small sections libdw needs whole): which unit has an address, its
+ * offset; the units' bytes are read as lookups reach them
+ * (index_by_need()). Without it, or when libdw would read it otherwise,
+ * every unit at once, as read_units() does.
+ */
+static bool units_by_need(struct dwarf_index *d)
+{
+	if (d->no_by_need || begin_by_need(d))
+		return false;
+	if (read_aranges_by_need(d)) {
+		d->units_read = d->by_need = true;
+		return true;
+	}
+	free(d->units);
+	free(d->aranges);
+	free(d->by_unit);
+	d->units = NULL;
+	d->aranges = NULL;
+	d->by_unit = NULL;
+	d->nr_units = d->nr_aranges = 0;
+	drop_image(d);
+	return false;
+}
+
+/*
+ * From units by need to the whole index, for an address .debug_aranges
+ * does not place, or a unit that cannot be read by need: every unit read
+ * as read_units() does, the image by need read on to the sections' ends
+ * (what it holds is not read again), the units indexed by need kept as
+ * they are (the same unit's, the file the same).
+ */
+static void index_whole(struct dwarf_index *d)
+{
+	struct dw_unit *old = d->units;
+	size_t nr_old = d->nr_units, i;
+	struct stat st = d->st;
+
+	if (d->elf && !complete_image(d))
+		drop_image(d);
+	free(d->aranges);
+	free(d->by_unit);
+	d->aranges = NULL;
+	d->by_unit = NULL;
+	d->nr_aranges = 0;
+	d->units = NULL;
+	d->nr_units = 0;
+	d->by_need = false;
+	read_units(d);
+	for (i = 0; i < nr_old; i++) {
+		struct dw_unit *u = old[i].indexed ? unit_at(d, old[i].offset) : NULL;
+
+		if (u && !u->indexed && st.st_size == d->st.st_size &&
+		    st.st_mtim.tv_sec == d->st.st_mtim.tv_sec &&
+		    st.st_mtim.tv_nsec == d->st.st_mtim.tv_nsec) {
+			u->indexed = true;
+			u->nodes = old[i].nodes;
+			u->nr_nodes = old[i].nr_nodes;
+			u->ranges = old[i].ranges;
+			u->nr_ranges = old[i].nr_ranges;
+			u->lines = old[i].lines;
+			u->nr_lines = old[i].nr_lines;
+			continue;
+		}
+		free(old[i].nodes);
+		free(old[i].ranges);
+		free(old[i].lines);
+	}
+	free(old);
+}
+
+/*
+ * Whether unit u's own ranges (its DIE's) are its .debug_aranges ranges:
+ * then the unit aranges gives an address is the one the whole index
+ * gives it (its units' ranges first).
+ */
+static bool same_ranges(struct dwarf_index *d, const struct dw_unit *u, Dwarf_Die *cudie)
+{
+	struct dw_span *spans = NULL;
+	struct dw_range *own;
+	size_t nr_spans = 0, alloc = 0, nr_own, i, k = 0, lo_i, hi_i;
+	uint32_t idx = u - d->units;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	bool same = true;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0)
+		add_span(&spans, &nr_spans, &alloc, lo, hi, idx, 0);
+	own = flatten(spans, nr_spans, &nr_own);
+	free(spans);
+	/* The unit's first in by_unit, then each in turn. */
+	for (lo_i = 0, hi_i = d->nr_aranges; lo_i < hi_i;) {
+		size_t mid = lo_i + (hi_i - lo_i) / 2;
+
+		if (d->aranges[d->by_unit[mid]].idx < idx)
+			lo_i = mid + 1;
+		else
+			hi_i = mid;
+	}
+	for (i = lo_i; i < d->nr_aranges && d->aranges[d->by_unit[i]].idx == idx && same; i++, k++) {
+		const struct dw_range *r = &d->aranges[d->by_unit[i]];
+
+		same = k < nr_own && own[k].lo == r->lo && own[k].hi == r->hi;
+	}
+	same = same && k == nr_own;
+	free(own);
+	return same;
+}
+
+/*
+ * Unit u's bytes read by need: its header, then the rest of it in
+ * .debug_info, its abbreviations, its line program, each section
+ * inflated on from where the last unit's left it. False (nothing
+ * indexed) when it is not a compile unit that can be read alone and
+ * whose ranges are its .debug_aranges' (the whole index is then read).
+ */
+static bool index_by_need(struct dwarf_index *d, struct dw_unit *u)
+{
+	const unsigned char *info = d->image + d->scn[SCN_INFO].at;
+	const unsigned char *abbrev = d->image + d->scn[SCN_ABBREV].at;
+	uint64_t h = u->info_lo, end, body, next, ab, ab_end = 0, want, stmt, at;
+	size_t hsize;
+	unsigned osz;
+	uint8_t type;
+	bool out = false;
+	Dwarf_Die cudie;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	d->used = true;
+	if (!d->dw && !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL)))
+		return false;
+	if (!grow_section(d, SCN_INFO, h + 12) ||
+	    !(end = unit_end(info, d->scn[SCN_INFO].size, h, d->msb, &body, &osz)) ||
+	    !grow_section(d, SCN_INFO, end) ||
+	    dwarf_next_unit(d->dw, h, &next, &hsize, NULL, &ab, NULL, NULL, NULL, NULL) ||
+	    next != end)
+		return false;
+	/* The abbreviations: read on until their table ends. */
+	for (want = ab + 4096; !ab_end; want += want - ab) {
+		if (!grow_section(d, SCN_ABBREV, want))
+			return false;
+		ab_end = abbrev_end(abbrev, d->prefix[SCN_ABBREV].have, ab, &out);
+		if (!ab_end && d->prefix[SCN_ABBREV].have >= d->scn[SCN_ABBREV].size)
+			return false;
+	}
+	if (out || !dwarf_offdie(d->dw, h + hsize, &cudie) ||
+	    dwarf_cu_info(cudie.cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) ||
+	    type != DW_UT_compile)
+		return false;
+	if (dwarf_attr(&cudie, DW_AT_stmt_list, &a) && !dwarf_formudata(&a, &w)) {
+		stmt = w;
+		if (!grow_section(d, SCN_LINE, stmt + 12) ||
+		    !(end = unit_end(d->image + d->scn[SCN_LINE].at, d->scn[SCN_LINE].size, stmt,
+				     d->msb, &at, &osz)) ||
+		    !grow_section(d, SCN_LINE, end))
+			return false;
+	}
+	if (!same_ranges(d, u, &cudie))
+		return false;
+	u->offset = h + hsize;
+	unit_parts(d, u, &cudie);
+	if (!u->alone)
+		return false;
+	u->indexed = true;
+	d->reads_need++;
+	copy_unit(d, u, &cudie);
+	if (d->dw_rows >= DWARF_ROWS_PER_BEGIN)
+		end_dwarf(d);
+	return true;
+}
+
+static struct dw_unit *find_unit(struct dwarf_index *d, uint64_t addr)
+{
+	const struct dw_range *r;
+
+	if (d->by_need) {
+		r = range_find(d->aranges, d->nr_aranges, addr);
+		if (r)
+			return &d->units[r->idx];
+		index_whole(d);
+	}
+	r = range_find(d->ranges, d->nr_ranges, addr);
+	if (!r)
+		r = range_find(d->aranges, d->nr_aranges, addr);
+	return r ? &d->units[r->idx] : NULL;
+}
+
 /*
  * A unit is read by itself if it can be, and the sections are not in
  * memory: libc's then cost some 0.5 MB for a moment, not 9 MB held for
@@ -664,11 +966,18 @@ int dwarf_index_frames(struct dwarf_index *d, uint64_t vaddr, struct dwarf_frame
 
 	if (max <= 0)
 		return 0;
-	if (!d->units_read)
+	if (!d->units_read && !units_by_need(d))
 		read_units(d);
 	u = find_unit(d, vaddr);
 	if (!u)
 		return 0;
+	/* Once the image by need was let go, the next unit is read as without .debug_aranges. */
+	if (!u->indexed && d->by_need && (!d->elf || !index_by_need(d, u))) {
+		index_whole(d);
+		u = find_unit(d, vaddr);
+		if (!u)
+			return 0;
+	}
 	if (!u->indexed)
 		index_unit(d, u);
 	/* As libdw's dwarf_getsrc_die(): the last row at or below, unless it ends a sequence. */
@@ -704,4 +1013,14 @@ void dwarf_index_reads(const struct dwarf_index *d, size_t *whole, size_t *alone
 {
 	*whole = d->reads_whole;
 	*alone = d->reads_alone;
+}
+
+size_t dwarf_index_reads_by_need(const struct dwarf_index *d)
+{
+	return d->reads_need;
+}
+
+void dwarf_index_by_need(struct dwarf_index *d, bool on)
+{
+	d->no_by_need = !on;
 }

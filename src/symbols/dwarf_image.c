@@ -37,14 +37,6 @@ static int wanted_section(const char *name)
 	return -1;
 }
 
-/* Where a section's bytes are in the file, and how many libdw reads. */
-struct scn_bytes {
-	uint64_t offset, len;	/* in the file, past a compression header */
-	uint64_t size;		/* inflated, or len */
-	bool compressed;
-	bool zlib;		/* compressed, and in a way we inflate */
-};
-
 /*
  * The inflated size is read from the section's first bytes alone: libelf's
  * gelf_getchdr() would read the whole section for it, some 4 MB for libc's
@@ -364,9 +356,11 @@ static void put_filler_unit(unsigned char *info, uint64_t end, bool msb, bool el
  * that libdw reads as it is: what it would inflate itself is every debug
  * section, each read whole as it is in the file first. A section that
  * cannot be read is left out, as libdw leaves it out. Whole (u NULL), or
- * for unit u alone (section_part()), with the same layout.
+ * for unit u alone (section_part()), or by need (prefix: none of the
+ * sections read in part yet, grow_section() reads them on), with the same
+ * layout.
  */
-static int load_image(struct dwarf_index *d, const struct dw_unit *u)
+static int load_image(struct dwarf_index *d, const struct dw_unit *u, bool prefix)
 {
 	struct image_scn scns[NR_SCNS];
 	bool seen[NR_SCNS] = { false };
@@ -428,12 +422,17 @@ static int load_image(struct dwarf_index *d, const struct dw_unit *u)
 	d->image_size = size;
 	if (!u)
 		memset(d->scn, 0, sizeof(d->scn));
+	d->partial = prefix;
 	buf = xmalloc(2 * CHUNK);
 	shdrs = d->image + shoff;
 	for (i = 0; i < nr; i++) {
 		int w = scns[i].wanted;
 
 		section_part(u, w, scns[i].b.size, &lo, &hi);
+		if (prefix && read_in_part(w)) {
+			d->prefix[w] = (struct scn_prefix){ .b = scns[i].b };
+			hi = 0;
+		}
 		if (hi > scns[i].b.size || lo > hi ||
 		    !read_section(d->fd, &scns[i].b, d->image + scns[i].at, lo, hi, buf,
 				  read_in_part(w) ? &d->points[w] : NULL)) {
@@ -485,7 +484,16 @@ void end_dwarf(struct dwarf_index *d)
 /* And the sections it read. */
 void drop_image(struct dwarf_index *d)
 {
+	int w;
+
 	end_dwarf(d);
+	for (w = 0; w < NR_SCNS; w++) {
+		if (d->prefix[w].open)
+			inflateEnd(&d->prefix[w].z);
+		free(d->prefix[w].buf);
+		d->prefix[w] = (struct scn_prefix){ 0 };
+	}
+	d->partial = false;
 	if (d->elf)
 		elf_end(d->elf);
 	d->elf = NULL;
@@ -503,7 +511,7 @@ bool begin_dwarf(struct dwarf_index *d)
 	if (d->dw)
 		return true;
 	if (!d->elf) {
-		if (load_image(d, NULL)) {
+		if (load_image(d, NULL, false)) {
 			d->failed = true;
 			return false;
 		}
@@ -522,7 +530,7 @@ bool begin_alone(struct dwarf_index *d, const struct dw_unit *u)
 	if (d->failed)
 		return false;
 	d->used = true;
-	if (load_image(d, u))
+	if (load_image(d, u, false))
 		return false;
 	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
 		drop_image(d);
@@ -530,5 +538,123 @@ bool begin_alone(struct dwarf_index *d, const struct dw_unit *u)
 	}
 	d->reads_alone++;
 	d->alone_now++;
+	return true;
+}
+
+int begin_by_need(struct dwarf_index *d)
+{
+	int err;
+
+	if (d->failed)
+		return -EINVAL;
+	d->used = true;
+	if (d->elf)
+		drop_image(d);
+	if ((err = load_image(d, NULL, true)))
+		return err;
+	if (!(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		drop_image(d);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A prefix is inflated straight into the image, from where it stopped:
+ * every byte before the furthest unit needed is inflated once (a deflate
+ * stream has no other way to it) and kept, the units' headers before it
+ * with it (libdw walks them to find a unit). Taken in steps of CHUNK at
+ * least, and points where inflating can start again on the way, as a
+ * whole read takes them, for units read alone later.
+ */
+bool grow_section(struct dwarf_index *d, int w, uint64_t hi)
+{
+	struct scn_prefix *p = &d->prefix[w];
+	unsigned char *out = d->image + d->scn[w].at;
+	struct inflate_points *pts = &d->points[w];
+	int rc = Z_OK;
+
+	if (!d->partial || !d->scn[w].size)
+		return false;
+	if (hi > d->scn[w].size)
+		hi = d->scn[w].size;
+	if (p->have >= hi)
+		return true;
+	hi = hi - p->have < CHUNK ? p->have + CHUNK : hi;
+	if (hi > d->scn[w].size)
+		hi = d->scn[w].size;
+	if (!p->b.compressed) {
+		while (p->have < hi) {
+			ssize_t n = pread(d->fd, out + p->have, hi - p->have, p->b.offset + p->have);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return false;
+			p->have += n;
+		}
+		return true;
+	}
+	if (!p->b.zlib)
+		return false;
+	if (!p->open) {
+		if (p->have || inflateInit(&p->z) != Z_OK)
+			return false;
+		p->open = true;
+		p->buf = xmalloc(CHUNK);
+		if (!pts->taken)
+			pts->n = 0;
+	}
+	while (rc == Z_OK && p->have < hi) {
+		if (!p->z.avail_in) {
+			size_t want = p->b.len - p->in < CHUNK ? p->b.len - p->in : CHUNK;
+			ssize_t n = want ? pread(d->fd, p->buf, want, p->b.offset + p->in) : 0;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			p->in += n;
+			p->z.next_in = p->buf;
+			p->z.avail_in = n;
+		}
+		p->z.next_out = out + p->have;
+		p->z.avail_out = hi - p->have;
+		rc = inflate(&p->z, Z_BLOCK);
+		p->have = p->z.total_out;
+		if (!pts->taken && rc == Z_OK && (p->z.data_type & 128) && !(p->z.data_type & 64))
+			take_point(pts, &p->z, out, p->in);
+	}
+	if (rc == Z_STREAM_END) {
+		inflateEnd(&p->z);
+		p->open = false;
+		if (p->have != d->scn[w].size)
+			return false;
+		pts->taken = true;
+	}
+	return p->have >= hi;
+}
+
+/*
+ * An image by need made whole: its sections read on to their ends, from
+ * where they stopped (none of it read twice). False if one cannot be.
+ */
+bool complete_image(struct dwarf_index *d)
+{
+	int w;
+
+	if (!d->elf || !d->partial)
+		return false;
+	for (w = 0; w < NR_SCNS; w++)
+		if (read_in_part(w) && d->scn[w].size && !grow_section(d, w, d->scn[w].size))
+			return false;
+	for (w = 0; w < NR_SCNS; w++) {
+		if (d->prefix[w].open)
+			inflateEnd(&d->prefix[w].z);
+		free(d->prefix[w].buf);
+		d->prefix[w] = (struct scn_prefix){ 0 };
+	}
+	d->partial = false;
+	d->reads_whole++;
 	return true;
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "bpfprof/dwarf.h"
 #include "bpfprof/intern.h"
@@ -105,6 +106,28 @@ struct inflate_points {
 	bool taken;		/* the section was read whole once: p is all there will be */
 };
 
+/* Where a section's bytes are in the file, and how many libdw reads. */
+struct scn_bytes {
+	uint64_t offset, len;	/* in the file, past a compression header */
+	uint64_t size;		/* inflated, or len */
+	bool compressed;
+	bool zlib;		/* compressed, and in a way we inflate */
+};
+
+/*
+ * A section of an image by need (load_image()'s prefix): its bytes from
+ * its start up to have, and where inflating them stopped, to go on from
+ * there when a unit further on is needed.
+ */
+struct scn_prefix {
+	struct scn_bytes b;
+	uint64_t have;		/* bytes in the image */
+	uint64_t in;		/* compressed bytes read */
+	bool open;		/* z inflates on from have */
+	z_stream z;
+	unsigned char *buf;	/* z's input */
+};
+
 struct dwarf_index {
 	int fd;			/* ours: the sections are read from it again after a trim */
 	struct stat st;		/* the file as its units were read */
@@ -115,11 +138,16 @@ struct dwarf_index {
 	} scn[NR_SCNS];
 	bool msb;		/* the file's byte order */
 	size_t reads_whole, reads_alone;	/* images read: all units', one unit's */
+	size_t reads_need;	/* units read by need */
 	uint32_t alone_now;	/* one unit's, since the last dwarf_index_trim() */
 	Elf *elf;		/* over image; NULL when let go */
 	Dwarf *dw;		/* over elf; NULL until units are read or indexed */
 	size_t dw_rows;		/* line table rows libdw read since it began */
 	bool units_read;
+	bool no_by_need;	/* every unit read on the first lookup, as without .debug_aranges */
+	bool by_need;		/* units known from .debug_aranges, read as lookups reach them */
+	bool partial;		/* the image holds prefix[]'s bytes of .debug_info, abbrev, line */
+	struct scn_prefix prefix[NR_SCNS];
 	bool failed;		/* the sections could not be read, or are not the units' any more */
 	bool used;		/* the sections needed since the last dwarf_index_trim() */
 	uint32_t idle;		/* trims in a row without */
@@ -129,6 +157,7 @@ struct dwarf_index {
 	size_t nr_ranges;
 	struct dw_range *aranges;	/* .debug_aranges', for addresses no unit claims */
 	size_t nr_aranges;
+	uint32_t *by_unit;	/* by need: aranges' indexes, by unit, then address */
 	struct strtab strings;	/* names and file names */
 	struct inflate_points points[NR_SCNS];	/* of the compressed sections */
 };
@@ -144,6 +173,15 @@ int check_sections(Elf *elf, int fd);
 bool begin_dwarf(struct dwarf_index *d);
 /* libdw over an image of unit u's bytes alone; false if it cannot be had. */
 bool begin_alone(struct dwarf_index *d, const struct dw_unit *u);
+/*
+ * An image by need: the small sections whole (and .debug_aranges), none
+ * of .debug_info, .debug_abbrev and .debug_line yet; 0 or a negative errno.
+ */
+int begin_by_need(struct dwarf_index *d);
+/* Section w of it read up to at least hi (or its end); false if it cannot be. */
+bool grow_section(struct dwarf_index *d, int w, uint64_t hi);
+/* All of it: the whole image, as begin_dwarf() would read it; false if it cannot be. */
+bool complete_image(struct dwarf_index *d);
 /* Forgets where inflating can start again: the file's bytes are to be read anew. */
 void drop_inflate_points(struct dwarf_index *d);
 /* Lets libdw go: what it read of units, abbreviations, line tables. */

@@ -56,7 +56,7 @@ static void to_loc(struct fuzz_loc *loc, struct dwarf_frame *f, int n, const str
 
 int fuzz_dwarf(const uint8_t *data, size_t size)
 {
-	struct dwarf_index *d;
+	struct dwarf_index *d, *need = NULL;
 	struct elf_symtab t = { 0 };
 	uint64_t probes[MAX_PROBES];
 	struct fuzz_loc locs[MAX_PROBES];
@@ -73,6 +73,8 @@ int fuzz_dwarf(const uint8_t *data, size_t size)
 	}
 	if (elf_symtab_read_fd(&t, fd))
 		memset(&t, 0, sizeof(t));
+	/* A second index, its units read by need with no drain between lookups. */
+	FUZZ_CHECK(dwarf_index_open(&need, fd) == 0);
 	/* The index keeps what it needs: the caller closes the file. */
 	close(fd);
 
@@ -107,7 +109,17 @@ int fuzz_dwarf(const uint8_t *data, size_t size)
 		for (k = 0; k < (i ? 1 : 1 + DWARF_IDLE_TRIMS); k++)
 			dwarf_index_trim(d);
 	}
+	/* Backwards: units before those read, the sections grown on as they are needed. */
+	for (i = nprobes; i-- > 0 && need;) {
+		struct dwarf_frame all[16];
+		int n = dwarf_index_frames(need, probes[i], all, 16);
+
+		FUZZ_CHECK(n >= 0 && n <= 16);
+		if (n > 0)
+			check_frames(all, n);
+	}
 	fuzz_fold("prog", "/usr/lib/libfuzz.so", locs, nlocs);
+	dwarf_index_free(need);
 	dwarf_index_free(d);
 	elf_symtab_release(&t);
 	return 0;

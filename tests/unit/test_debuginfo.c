@@ -606,6 +606,7 @@ static void check_units_alone(struct dwarf_index *whole, const char *debug, cons
 		close(fd);
 	if (!CHECK(!err, "libc: opens its debug file again (%s)", strerror(-err)))
 		return;
+	dwarf_index_by_need(d, false);
 	/* The first lookup reads where every unit is, with the whole sections; they go when idle. */
 	dwarf_index_frames(d, addrs[0], a, MAX_FRAMES);
 	for (k = 0; k < 1 + DWARF_IDLE_TRIMS; k++)
@@ -639,6 +640,116 @@ static void check_units_alone(struct dwarf_index *whole, const char *debug, cons
 	      "libc: a drain reads %zu units by themselves, then the sections whole",
 	      alone - alone_before);
 	dwarf_index_free(d);
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+	while (b) {
+		size_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+static bool same_frames(const struct dwarf_frame *a, int na, const struct dwarf_frame *b, int nb)
+{
+	int k;
+
+	for (k = 0; k < na && na == nb; k++)
+		if (!same_text(a[k].name, b[k].name) || !same_text(a[k].file, b[k].file) ||
+		    a[k].line != b[k].line)
+			return false;
+	return na == nb;
+}
+
+/*
+ * Units read by need, .debug_aranges saying which (the default), against
+ * every unit read on the first lookup: the same frames at every byte of
+ * every function of libc, looked up out of order (a unit before the
+ * ones read, one far after). Those in some unit's ranges are served with
+ * no whole read; the others (PLT stubs, say) may read the whole index.
+ */
+static void check_by_need(const char *debug, const struct elf_symtab *t)
+{
+	struct dwarf_frame a[MAX_FRAMES], b[MAX_FRAMES];
+	struct dwarf_index *whole, *need;
+	uint64_t *addrs = NULL, t0, ns_need = 0, ns_whole;
+	size_t i, j, k, n = 0, alloc = 0, in_units = 0, same = 0, same_out = 0, differ = 0, reads,
+	       alone, by_need, stride, *first;
+	int fd = open(debug, O_RDONLY | O_CLOEXEC), err, na, nb, pass;
+	char *has;
+
+	err = fd < 0 ? -errno : dwarf_index_open(&whole, fd);
+	if (!err && (err = dwarf_index_open(&need, fd)))
+		dwarf_index_free(whole);
+	if (fd >= 0)
+		close(fd);
+	if (!CHECK(!err, "libc: opens its debug file twice (%s)", strerror(-err)))
+		return;
+	dwarf_index_by_need(whole, false);
+	first = xmalloc((t->nr + 1) * sizeof(*first));
+	for (i = 0; i < t->nr; i++) {
+		first[i] = n;
+		for (k = 0; k < t->syms[i].size; k++) {
+			ALLOC_GROW(addrs, n + 1, alloc);
+			addrs[n++] = t->syms[i].addr + k;
+		}
+	}
+	first[t->nr] = n;
+	/* A stride through the functions that reaches each once. */
+	for (stride = 7919; t->nr && gcd(stride, t->nr) != 1; stride++)
+		;
+	has = xcalloc(n ? n : 1, 1);
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		has[i] = dwarf_index_frames(whole, addrs[i], a, MAX_FRAMES) > 0;
+		in_units += has[i];
+	}
+	ns_whole = now_ns() - t0;
+	/*
+	 * First the addresses some unit has, then the others; in each, the
+	 * functions in a stride through them, each function's bytes in turn.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0, j = 0; i < t->nr; i++, j = (j + stride) % t->nr) {
+			for (k = first[j]; k < first[j + 1]; k++) {
+				if (has[k] != !pass)
+					continue;
+				t0 = now_ns();
+				na = dwarf_index_frames(need, addrs[k], a, MAX_FRAMES);
+				ns_need += now_ns() - t0;
+				nb = dwarf_index_frames(whole, addrs[k], b, MAX_FRAMES);
+				if (same_frames(a, na, b, nb))
+					*(pass ? &same_out : &same) += 1;
+				else if (differ++ < 5)
+					printf("# libc: at 0x%" PRIx64 " %d frames by need (%s), "
+					       "%d whole (%s)\n", addrs[k], na,
+					       na ? (a[0].name ? a[0].name : "?") : "-", nb,
+					       nb ? (b[0].name ? b[0].name : "?") : "-");
+			}
+		}
+		if (!pass) {
+			dwarf_index_reads(need, &reads, &alone);
+			by_need = dwarf_index_reads_by_need(need);
+			printf("# libc: %zu units read by need in %.2f s for %zu addresses (%.2f s "
+			       "for all %zu with every unit read at once)\n", by_need, ns_need / 1e9,
+			       in_units, ns_whole / 1e9, n);
+			CHECK(in_units > 100000 && same == in_units && reads == 0 && by_need > 1000,
+			      "libc: by need (%zu units, %zu whole reads), the frames at %zu of the %zu "
+			      "addresses of its functions in some unit as with every unit read at once",
+			      by_need, reads, same, in_units);
+		}
+	}
+	CHECK(same_out == n - in_units,
+	      "libc: and at %zu of the %zu in no unit (none, as the whole index)", same_out,
+	      n - in_units);
+	free(first);
+	free(has);
+	free(addrs);
+	dwarf_index_free(whole);
+	dwarf_index_free(need);
 }
 
 /*
@@ -712,6 +823,7 @@ static void test_libc(void)
 	      second);
 	if (nsample)
 		check_units_alone(d, debug, sample, nsample);
+	check_by_need(debug, &t);
 	dwarf_index_free(d);
 	elf_symtab_release(&t);
 out:
