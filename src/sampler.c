@@ -7,9 +7,12 @@
  * the ring buffer sampler_ring.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +39,23 @@ static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
 }
 
+/* The file at path mapped read-only, its size in *len; MAP_FAILED if it cannot be. */
+static char *map_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m = MAP_FAILED;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		*len = st.st_size;
+		m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	}
+	close(fd);
+	return m;
+}
+
 /*
  * The distance from a CPU's run queue to its preempt count, both per-CPU
  * variables: their offsets in the kernel BTF's per-CPU section, read in
@@ -53,7 +73,13 @@ static int64_t preempt_count_from_rq(const char *btf_path)
 	char *raw;
 	int id, i;
 
-	if (!read_file(btf_path ? btf_path : "/sys/kernel/btf/vmlinux", &raw, &len)) {
+	/* Mapped where the kernel allows it (vmlinux's since 6.16): no copy, no memory of ours. */
+	if ((raw = map_file(btf_path ? btf_path : "/sys/kernel/btf/vmlinux", &len)) != MAP_FAILED) {
+		i = kernel_btf_percpu_offsets(raw, len, names, off, 2);
+		munmap(raw, len);
+		if (!i)
+			return off[0] >= 0 && off[1] >= 0 ? off[1] - off[0] : 0;
+	} else if (!read_file(btf_path ? btf_path : "/sys/kernel/btf/vmlinux", &raw, &len)) {
 		i = kernel_btf_percpu_offsets(raw, len, names, off, 2);
 		free(raw);
 		if (!i)
