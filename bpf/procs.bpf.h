@@ -36,7 +36,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	/* A new thread joins its process; only a new process starts a generation. */
 	if (BPF_CORE_READ(child, pid) == BPF_CORE_READ(child, tgid)) {
 		next_generation(BPF_CORE_READ(child, tgid));
-		mappings_at_fork(parent, child);
+		mappings_at_fork(child);
 	}
 	return 0;
 }

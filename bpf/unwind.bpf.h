@@ -825,26 +825,11 @@ static __always_inline void mappings_at_exec(struct task_struct *p)
 		scan_mappings(p, p->tgid, process_gen(p->tgid));
 }
 
-/*
- * A new process has its parent's mappings: the parent's as last read,
- * copied under its own generation. Stale (code mapped since) or never
- * read, they are read at the child's first sample, as the parent's would
- * be. No VMA is read here, and the verifier checks no scan twice.
- */
-static __always_inline void mappings_at_fork(struct task_struct *parent, struct task_struct *child)
+/* A new process has its parent's mappings: read them as its own. */
+static __always_inline void mappings_at_fork(struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid), zero = 0;
-	struct proc_mappings *m, *copy;
-
-	if (!settings.cfi_unwind)
-		return;
-	m = bpf_map_lookup_elem(&proc_maps, &ptgid);
-	copy = bpf_map_lookup_elem(&proc_maps_scratch, &zero);
-	if (!m || !copy || m->gen != process_gen(ptgid) ||
-	    bpf_probe_read_kernel(copy, sizeof(*copy), m))
-		return;
-	copy->gen = process_gen(tgid);
-	bpf_map_update_elem(&proc_maps, &tgid, copy, BPF_ANY);
+	if (settings.cfi_unwind)
+		scan_mappings(child, child->tgid, process_gen(child->tgid));
 }
 
 #endif
