@@ -339,7 +339,8 @@ $(O)/tests/bench-symbols: tests/bench/symbols.c $(LIB_OBJS)
 # bpfprof itself costs (CPU, start, RSS, the agent) against bcc's
 # libbpf-tools profile where PEER_PROFILE=path names one (some 4 minutes),
 # in tests/bench/cost.md; then the agent beside 100 light Python, Ruby,
-# LuaJIT and C processes (some 4 minutes), in tests/bench/agent.md.
+# LuaJIT and C processes (some 4 minutes), in tests/bench/agent.md; then the
+# agent sending OTLP to a stand-in receiver (10 minutes), in tests/bench/otlp.md.
 $(O)/tests/bench-tables: tests/bench/tables.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -359,6 +360,7 @@ bench: $(O)/bpfprof $(O)/tests/workloads/stacks $(O)/tests/bench-writers $(O)/te
 	O=$(O) bash tests/bench/offcpu.sh
 	O=$(O) PEER_PROFILE=$(PEER_PROFILE) bash tests/bench/cost.sh
 	O=$(O) bash tests/bench/agent.sh
+	O=$(O) bash tests/bench/otlp.sh
 
 # Fuzzing ---------------------------------------------------------------------
 

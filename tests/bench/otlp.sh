@@ -3,13 +3,13 @@
 #
 # What the agent costs sending OTLP: bpfprof -F 99 --otlp to a stand-in of
 # an OpenTelemetry Collector's receiver (tests/otlp_receiver.py, on the
-# loopback), the whole machine, two busy processes (tests/workloads/split)
-# beside it. Its CPU (utime + stime from /proc/PID/stat) over RUN_S seconds
+# loopback), the whole machine, BUSY busy processes (tests/workloads/split,
+# 2 by default) beside it. Its CPU (utime + stime from /proc/PID/stat) over RUN_S seconds
 # after a 10 s warm-up, in % of one CPU; its peak RSS (VmHWM); the requests
 # the receiver kept and the summary's line. The markdown table goes to
 # stdout and to RESULTS.
 #
-# usage (root): [O=build] [RUN_S=600] bash tests/bench/otlp.sh [RESULTS]
+# usage (root): [O=build] [RUN_S=600] [BUSY=2] bash tests/bench/otlp.sh [RESULTS]
 # RESULTS defaults to tests/bench/otlp.md; progress goes to stderr.
 
 set -u -o pipefail
@@ -19,6 +19,7 @@ O=${O:-build}
 BPFPROF=$O/bpfprof
 RESULTS=${1:-tests/bench/otlp.md}
 RUN_S=${RUN_S:-600}
+BUSY=${BUSY:-2}
 WARM_S=10
 
 . "$(dirname "$0")/lib.sh"
@@ -28,8 +29,9 @@ bench_start otlp
 [ -x "$BPFPROF" ] && [ -x "$O/tests/workloads/split" ] || die "build first: make O=$O test-build"
 LOAD=$(sed 's/.*load average: //' <<< "$(uptime)")
 
-"$O/tests/workloads/split" 100000 > /dev/null 2>&1 & PIDS+=($!)
-"$O/tests/workloads/split" 100000 > /dev/null 2>&1 & PIDS+=($!)
+for ((i = 0; i < BUSY; i++)); do
+	"$O/tests/workloads/split" 100000 > /dev/null 2>&1 & PIDS+=($!)
+done
 port=$((20000 + RANDOM % 20000))
 mkdir -p "$T/rx"
 /usr/bin/python3 tests/otlp_receiver.py $port "$T/rx" 2> "$T/rx.err" & PIDS+=($!)
@@ -47,15 +49,15 @@ rss=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status")
 kill -INT $pid
 wait $pid 2> /dev/null
 cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$RUN_S" 'BEGIN { printf "%.3f", 100 * (b - a) / hz / s }')
-kept=$(wc -l < "$T/rx/log" 2> /dev/null || echo 0)
-refused=$(wc -l < "$T/rx/refused" 2> /dev/null || echo 0)
+kept=$(cat "$T/rx/log" 2> /dev/null | wc -l)
+refused=$(cat "$T/rx/refused" 2> /dev/null | wc -l)
 summary=$(grep '^bpfprof: sent over OTLP' "$T/agent.err" | sed "s/127.0.0.1:$port/127.0.0.1:PORT/")
 {
 	echo "What the agent costs sending OTLP, $(date -u +%Y-%m-%d), $(nproc) CPUs, kernel $(uname -r),"
 	echo "load average at start $LOAD: bpfprof -F 99 --otlp to tests/otlp_receiver.py on the loopback,"
-	echo "the whole machine, two busy tests/workloads/split beside it; CPU from /proc/PID/stat over"
+	echo "the whole machine, $BUSY busy tests/workloads/split beside it; CPU from /proc/PID/stat over"
 	echo "$RUN_S s after $WARM_S s of warm-up, peak RSS (VmHWM) at the end."
-	echo "Command: \`sudo RUN_S=$RUN_S O=$O bash tests/bench/otlp.sh\`."
+	echo "Command: \`sudo RUN_S=$RUN_S BUSY=$BUSY O=$O bash tests/bench/otlp.sh\`."
 	echo
 	echo "| figure | bpfprof --otlp | target |"
 	echo "|---|---|---|"
