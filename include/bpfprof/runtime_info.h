@@ -23,6 +23,7 @@ struct runtime_info {
 	uint32_t kind;			/* its id (interp.h): interp_stack.runtime, its stats block */
 	const char *option;		/* --no-OPTION leaves its frames out; the SVG's class */
 	const char *what;		/* its frames in messages, capitalised */
+	const char *frame_type;		/* OTLP's profile.frame.type, as OpenTelemetry names it */
 	/*
 	 * What is read, in the words --no-OPTION's help, `bpfprof runtimes`
 	 * and the docs use (e2e/docs checks README.md, the man page and

@@ -336,7 +336,7 @@ static const char *frame_type(const struct profile *p, const struct prof_locatio
 	r = loc->kind - FRAME_INTERP < RUNTIME_KINDS ? p->runtimes[loc->kind - FRAME_INTERP] : NULL;
 	if (!r)
 		return NULL;
-	return !strcmp(r->name, "python") ? "cpython" : !strcmp(r->name, "java") ? "jvm" : r->name;
+	return r->frame_type;
 }
 
 /* Every table of the dictionary but attributes and strings, which these fill. */

@@ -608,6 +608,7 @@ static const struct runtime_info java_info = {
 	.kind = RUNTIME_JAVA,
 	.option = "java",
 	.what = "Java",
+	.frame_type = "jvm",
 	.versions = "OpenJDK 17, 21 and 25",
 	.builds = "HotSpot's `libjvm.so` as Debian and Temurin ship it, in a container too: "
 		  "interpreted, C1 and C2 compiled (each inlined method a frame), the VM's stubs; "

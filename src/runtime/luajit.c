@@ -556,6 +556,7 @@ static const struct runtime_info luajit_info = {
 	.kind = RUNTIME_LUAJIT,
 	.option = "lua",
 	.what = "Lua",
+	.frame_type = "luajit",
 	.versions = "LuaJIT 2.1",
 	.builds = "GC64 builds (the default on x86-64) that export the C API (`luaJIT_setmode`): "
 		  "the `luajit` executable or `libluajit-5.1.so`, OpenResty's and upstream's",

@@ -464,6 +464,7 @@ static const struct runtime_info php_info = {
 	.kind = RUNTIME_PHP,
 	.option = "php",
 	.what = "PHP",
+	.frame_type = "php",
 	.versions = "PHP 8.2 and 8.4",
 	.builds = "the CLI, php-fpm and php-cgi built without thread safety (NTS, Debian's and "
 		  "php-fpm's default), stripped or not, opcache's JIT on (tracing or function) or off",

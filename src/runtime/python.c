@@ -489,6 +489,7 @@ static const struct runtime_info python_info = {
 	.kind = RUNTIME_PYTHON,
 	.option = "python",
 	.what = "Python",
+	.frame_type = "cpython",
 	.versions = "CPython 3.8 to 3.14",
 	.builds = "libpython shared, or linked into the executable (Debian's `python3.11`); a "
 		  "static build that exports no symbols when its name gives its version",

@@ -906,6 +906,7 @@ static const struct runtime_info ruby_info = {
 	.kind = RUNTIME_RUBY,
 	.option = "ruby",
 	.what = "Ruby",
+	.frame_type = "ruby",
 	.versions = "CRuby 3.1 and 3.3",
 	.builds = "libruby a shared library (Debian's, `--enable-shared`), under YJIT too, in "
 		  "`ruby` or embedded in another program; a `ruby` built static with its VM "
