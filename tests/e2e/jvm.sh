@@ -20,11 +20,14 @@ fi
 # jvm NAME JAVA_OPTIONS...: jvm_busy in the background (for up to 30 s once warm: jvm_end ends
 # it); returns once it is warm. -Xbatch: the JIT compiles as the code runs, not when a compiler
 # thread gets the CPU, so by then the code that runs is compiled, however loaded the machine.
+# run() is left to the interpreter: compiled on its stack seconds after ready (after jcmd wrote
+# the map, on a loaded machine), it would take alpha, beta and work inlined into code no map names.
 # Sets PID; its perf map is removed at the end.
 jvm() {
 	local name=$1
 	shift
-	java -Xbatch "$@" -cp "$T" JvmBusy 30 "$T/$name.ready" > "$T/$name.out" 2> "$T/$name.wl" &
+	java -Xbatch -XX:CompileCommand=quiet -XX:CompileCommand=exclude,JvmBusy::run "$@" \
+		-cp "$T" JvmBusy 30 "$T/$name.ready" > "$T/$name.out" 2> "$T/$name.wl" &
 	PID=$!
 	BG_PIDS+=($PID)
 	MAPS+=("/tmp/perf-$PID.map")
