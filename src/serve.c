@@ -24,8 +24,7 @@ struct request {
 	struct MHD_Connection *conn;
 	enum output_format format;	/* pprof (/debug/pprof/profile) or svg (/flamegraph) */
 	double seconds;
-	uint32_t tgid;			/* pid=, 0: every process */
-	char *cgroup;			/* cgroup=, NULL: every cgroup */
+	struct window_filter filter;	/* pid=, cgroup=, comm=, mode= (its strings the request's) */
 	uint64_t end_ns;
 	struct window window;
 	unsigned status;		/* the answer: 200 and a pprof, or why not */
@@ -53,12 +52,13 @@ static const char index_page[] =
 	"<!DOCTYPE html>\n<html><head><title>bpfprof</title></head><body>\n"
 	"<h1>bpfprof</h1>\n<ul>\n"
 	"<li><a href=\"/debug/pprof/profile?seconds=30\">/debug/pprof/profile?seconds=N</a>: "
-	"a gzipped pprof of the next N seconds (up to 3600; pid=PID and cgroup=PATH keep one "
-	"process's or one cgroup's samples), for <code>go tool pprof http://HOST:PORT/debug/pprof/"
+	"a gzipped pprof of the next N seconds (up to 3600; pid=PID, cgroup=PATH and comm=NAME "
+	"keep one process's, one cgroup's or one thread name's samples; mode=cpu or mode=off-cpu "
+	"one half of a --wall profile), for <code>go tool pprof http://HOST:PORT/debug/pprof/"
 	"profile?seconds=30</code></li>\n"
 	"<li><a href=\"/flamegraph?seconds=30\">/flamegraph?seconds=N</a>: the same N seconds "
-	"as an interactive SVG flame graph (hover, click to zoom, search), with the same pid= and "
-	"cgroup=</li>\n"
+	"as an interactive SVG flame graph (hover, click to zoom, search), with the same pid=, "
+	"cgroup=, comm= and mode=</li>\n"
 	"<li><a href=\"/metrics\">/metrics</a>: the profiler's counters, in Prometheus' text "
 	"format</li>\n</ul>\n</body></html>\n";
 
@@ -129,6 +129,27 @@ static bool parse_number(const char *s, double *v)
 }
 
 /*
+ * mode=: which half of a --wall profile. A half the profile does not hold
+ * is refused, not answered empty (a graph of nothing would look like an
+ * idle host). NULL, or why not.
+ */
+static const char *mode_refused(const char *mode, enum profile_kind kind, enum window_mode *out)
+{
+	if (!strcmp(mode, "cpu"))
+		*out = WINDOW_CPU;
+	else if (!strcmp(mode, "off-cpu"))
+		*out = WINDOW_OFF_CPU;
+	else
+		return "give cpu or off-cpu";
+	if (*out == WINDOW_CPU && kind == PROFILE_OFF_CPU)
+		return "this bpfprof measures time off the CPU only (--off-cpu); start it with "
+		       "--wall for both";
+	if (*out == WINDOW_OFF_CPU && kind == PROFILE_CPU)
+		return "this bpfprof samples the CPU only; start it with --off-cpu, or --wall for both";
+	return NULL;
+}
+
+/*
  * GET /debug/pprof/profile (a pprof) or /flamegraph (the same window as an SVG): checked, then
  * queued for the session's thread, the connection suspended.
  */
@@ -138,6 +159,10 @@ static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *co
 	const char *sec = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
 	const char *pid = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *cgroup = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "cgroup");
+	const char *comm = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "comm");
+	const char *mode = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "mode");
+	enum window_mode m = WINDOW_ANY;
+	const char *why;
 	double seconds = 30, p = 0;
 	struct request *r;
 
@@ -149,11 +174,12 @@ static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *co
 	if (cgroup && cgroup[0] != '/')
 		return REFUSE(conn, 400, "cgroup=%s: give a cgroup's path under the cgroup v2 mount, "
 			      "e.g. /system.slice/ssh.service", cgroup);
-	/* A filter the window cannot apply is said, not ignored: the graph would not be what was asked. */
-	if (format == FORMAT_SVG && (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "comm") ||
-				     MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "mode")))
-		return REFUSE(conn, 400, "comm= and mode= are not filters of a window; keep one "
-			      "process with pid=, one cgroup with cgroup=");
+	/* The kernel keeps a thread's name in 16 bytes: a longer one would match nothing. */
+	if (comm && (!*comm || strlen(comm) > 15))
+		return REFUSE(conn, 400, "comm=%s: give a thread's name as the graph's root frames "
+			      "show it, 1 to 15 characters", comm);
+	if (mode && (why = mode_refused(mode, s->session->kind, &m)))
+		return REFUSE(conn, 400, "mode=%s: %s", mode, why);
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping || s->profiles >= SERVE_MAX_PROFILES) {
 		bool stopping = s->stopping;
@@ -167,8 +193,12 @@ static enum MHD_Result start_profile(struct server *s, struct MHD_Connection *co
 	r->conn = conn;
 	r->format = format;
 	r->seconds = seconds;
-	r->tgid = (uint32_t)p;
-	r->cgroup = cgroup ? xstrdup(cgroup) : NULL;
+	r->filter = (struct window_filter){
+		.tgid = (uint32_t)p,
+		.cgroup = cgroup ? xstrdup(cgroup) : NULL,
+		.comm = comm ? xstrdup(comm) : NULL,
+		.mode = m,
+	};
 	r->next = s->queued;
 	s->queued = r;
 	s->profiles++;
@@ -253,7 +283,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	}
 	free(r->body);
-	free(r->cgroup);
+	free((char *)r->filter.cgroup);
+	free((char *)r->filter.comm);
 	free(r);
 	*con_cls = NULL;
 	pthread_mutex_lock(&s->lock);
@@ -478,7 +509,7 @@ static int server_drained(struct sink *k, uint64_t flip_ns, uint64_t flip_wall_n
 	}
 	while ((r = s->fresh)) {
 		s->fresh = r->next;
-		window_open(&r->window, s->session, flip_ns, flip_wall_ns, r->tgid, r->cgroup);
+		window_open(&r->window, s->session, flip_ns, flip_wall_ns, &r->filter);
 		r->end_ns = flip_ns + (uint64_t)(r->seconds * 1e9);
 		r->next = s->open;
 		s->open = r;

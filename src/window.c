@@ -35,7 +35,7 @@ static void after_fold(void *ctx, const struct profile_renumbering *r)
 }
 
 void window_open(struct window *w, struct profile *session, uint64_t start_ns,
-		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup)
+		 uint64_t start_wall_ns, const struct window_filter *filter)
 {
 	memset(w, 0, sizeof(*w));
 	profile_init(&w->profile);
@@ -47,8 +47,11 @@ void window_open(struct window *w, struct profile *session, uint64_t start_ns,
 		w->profile.command_line = xstrdup(session->command_line);
 	profile_copy_init(&w->copy, &w->profile, session);
 	w->session = session;
-	w->tgid = tgid;
-	w->cgroup = cgroup ? xstrdup(cgroup) : NULL;
+	if (filter) {
+		w->filter = *filter;
+		w->filter.cgroup = filter->cgroup ? xstrdup(filter->cgroup) : NULL;
+		w->filter.comm = filter->comm ? xstrdup(filter->comm) : NULL;
+	}
 	w->start_ns = start_ns;
 	take_base(w);
 	w->fold = (struct fold_listener){ .before = before_fold, .after = after_fold, .ctx = w };
@@ -58,14 +61,28 @@ void window_open(struct window *w, struct profile *session, uint64_t start_ns,
 /* Sample s is in the window's cgroup, or one below it. */
 static bool in_cgroup(const struct window *w, const struct prof_sample *s)
 {
+	const char *want = w->filter.cgroup;
 	uint32_t id = s->cgroup_id ? profile_cgroup(w->session, s->cgroup_id) : 0;
 	const char *path = id ? profile_str(w->session, id) : NULL;
-	size_t n = strlen(w->cgroup);
+	size_t n = strlen(want);
 
 	/* "/" is every cgroup; "/a/b" is itself and "/a/b/...". */
-	if (n && w->cgroup[n - 1] == '/')
+	if (n && want[n - 1] == '/')
 		n--;
-	return path && !strncmp(path, w->cgroup, n) && (path[n] == '\0' || path[n] == '/');
+	return path && !strncmp(path, want, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Sample s is one the window's filter keeps. */
+static bool kept(const struct window *w, const struct prof_sample *s)
+{
+	const struct window_filter *f = &w->filter;
+
+	if ((f->tgid && s->pid != f->tgid) || (f->mode == WINDOW_CPU && s->state) ||
+	    (f->mode == WINDOW_OFF_CPU && !s->state))
+		return false;
+	if (f->comm && strcmp(profile_str(w->session, s->comm), f->comm))
+		return false;
+	return !f->cgroup || in_cgroup(w, s);
 }
 
 void window_flush(struct window *w)
@@ -78,8 +95,7 @@ void window_flush(struct window *w)
 	for (i = 0; i < s->nr_samples; i++) {
 		smp = &s->samples[i];
 		before = i < w->nr_base ? w->base[i] : 0;
-		if (smp->count <= before || (w->tgid && smp->pid != w->tgid) ||
-		    (w->cgroup && !in_cgroup(w, smp)))
+		if (smp->count <= before || !kept(w, smp))
 			continue;
 		profile_copy_sample(&w->copy, smp, smp->count - before);
 	}
@@ -99,7 +115,8 @@ void window_release(struct window *w)
 	profile_copy_release(&w->copy);
 	profile_release(&w->profile);
 	free(w->base);
-	free(w->cgroup);
+	free((char *)w->filter.cgroup);
+	free((char *)w->filter.comm);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -112,7 +129,7 @@ static void set_due(struct window_series *s, uint64_t now, uint64_t wall)
 void series_start(struct window_series *s, struct profile *session, double every_s,
 		  uint64_t start_ns, uint64_t start_wall_ns)
 {
-	window_open(&s->window, session, start_ns, start_wall_ns, 0, NULL);
+	window_open(&s->window, session, start_ns, start_wall_ns, NULL);
 	s->every_ns = every_s * 1e9;
 	set_due(s, start_ns, start_wall_ns);
 }
@@ -129,7 +146,7 @@ void series_next(struct window_series *s, uint64_t flip_ns, uint64_t flip_wall_n
 	window_release(&s->window);
 	if (last)
 		return;
-	window_open(&s->window, session, flip_ns, flip_wall_ns, 0, NULL);
+	window_open(&s->window, session, flip_ns, flip_wall_ns, NULL);
 	set_due(s, flip_ns, flip_wall_ns);
 }
 

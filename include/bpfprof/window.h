@@ -17,6 +17,21 @@
 
 #include "bpfprof/profile.h"
 
+/* Which of a --wall profile's samples a window keeps. */
+enum window_mode {
+	WINDOW_ANY = 0,		/* all of them */
+	WINDOW_CPU,		/* CPU samples (a thread running) */
+	WINDOW_OFF_CPU,		/* time off the CPU (sleeping, blocked, runnable) */
+};
+
+/* What a window keeps of the session's samples; all zero: every one. */
+struct window_filter {
+	uint32_t tgid;			/* only this process's samples; 0: every one */
+	const char *cgroup;		/* only samples in this cgroup or below it; NULL: all */
+	const char *comm;		/* only threads of this name; NULL: all */
+	enum window_mode mode;
+};
+
 struct window {
 	struct profile profile;		/* the window's own */
 	struct profile_copy copy;	/* session ids -> the window's */
@@ -24,18 +39,18 @@ struct window {
 	struct fold_listener fold;	/* on the session: flush before a fold, rebase after */
 	uint64_t *base;			/* the session's sample counts at the last flush */
 	uint32_t nr_base;
-	uint32_t tgid;			/* only this process's samples; 0: every one */
-	char *cgroup;			/* only samples in this cgroup or below it; NULL: all */
+	struct window_filter filter;	/* its strings the window's own */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC, as now_ns() */
 };
 
 /*
  * Opens w on session: the samples it holds from now on are those taken
  * since start_ns (now_ns() clock; start_wall_ns the wall clock then), the
- * moment the session's last drain flipped the maps.
+ * moment the session's last drain flipped the maps; those filter keeps
+ * (NULL: every one; its strings are copied).
  */
 void window_open(struct window *w, struct profile *session, uint64_t start_ns,
-		 uint64_t start_wall_ns, uint32_t tgid, const char *cgroup);
+		 uint64_t start_wall_ns, const struct window_filter *filter);
 /* Copies into w what the session's profile gained since the last flush. */
 void window_flush(struct window *w);
 /* Flushes and ends w at end_ns (the flip of the drain just done): its profile says how long it lasted. */

@@ -4,8 +4,9 @@
 # window and measuring its own split, shows that split in the graph; the
 # answer comes within a second of the window's end, as image/svg+xml;
 # Chromium runs its script (all frames, search, zoom), from the file and as
-# served; pid= keeps that one process; bad parameters get 400 and one line;
-# / links the page.
+# served; pid= keeps that one process, comm= one thread name, and with --wall
+# mode= the CPU samples or the time off the CPU; bad parameters get 400 and
+# one line; / links the page.
 . tests/lib.sh
 . tests/svg_lib.sh
 
@@ -39,13 +40,15 @@ t0=$(now_ns)
 fetch_all=$!
 (curl -s -D "$T/one.head" -o "$T/one.svg" "$url/flamegraph?seconds=5&pid=$split_pid"; answered one $t0) &
 fetch_one=$!
+(curl -s -D "$T/comm.head" -o "$T/comm.svg" "$url/flamegraph?seconds=5&comm=flamespin&mode=cpu"; answered comm $t0) &
+fetch_comm=$!
 # Asked last, the pprof is answered first (the newest window is the first the drain
 # closes): its time is the drains', not the graphs' writing.
 sleep 0.2
 t1=$(now_ns)
 (curl -s -o "$T/all.pb.gz" "$url/debug/pprof/profile?seconds=5"; answered pprof $t1) &
 fetch_pprof=$!
-wait $fetch_all $fetch_one $fetch_pprof
+wait $fetch_all $fetch_one $fetch_comm $fetch_pprof
 read -r ms_pprof cpu_pprof < "$T/pprof.ms"
 # By 6 s from the request. On a loaded machine the drains come late (the pprof of the same
 # seconds shows how late: e2e/serve owns that) and bpfprof gets a slice of a CPU: then what
@@ -57,7 +60,7 @@ for g in all one; do
 	check "/flamegraph?seconds=5$q: answered in $ms ms (by 6000; the same seconds' pprof in $ms_pprof ms, the graph $extra ms of bpfprof's CPU after it)" \
 		'[ "$ms" -le 6000 ] || { [ "$ms_pprof" -gt 5000 ] && [ "$extra" -le 1000 ]; }'
 done
-for g in all one; do
+for g in all one comm; do
 	check "$g: 200, Content-Type: $(sed -n 's/^Content-Type: \([^\r]*\).*/\1/ip' "$T/$g.head")" \
 		'head -1 "$T/$g.head" | grep -q " 200 " && grep -qi "^Content-Type: image/svg+xml\s*$" "$T/$g.head"'
 	check "$g: xmllint finds $(wc -c < "$T/$g.svg") bytes well-formed" 'xmllint --noout "$T/$g.svg" 2> "$T/$g.xmllint"'
@@ -77,6 +80,10 @@ check "pid=: split_two_thirds / split_one_third = $(ratio "$two" "$one") ($two /
 threads=$(awk -F'\t' '$1 == "thread" { print $8 }' "$T/one.tsv" | sort -u | tr '\n' ' ')
 check "pid=$split_pid: one process's threads only ($threads), all the graph's samples" \
 	'[ "$threads" = "split " ] && [ "$(sum_of "$T/one.tsv" split)" = "$(sum_of "$T/one.tsv" all)" ]'
+threads=$(awk -F'\t' '$1 == "thread" { print $8 }' "$T/comm.tsv" | sort -u | tr '\n' ' ')
+check "comm=flamespin&mode=cpu: that thread name's samples only ($threads), all $(sum_of "$T/comm.tsv" all) of the graph's" \
+	'[ "$threads" = "flamespin " ] && [ "$(sum_of "$T/comm.tsv" all)" -gt 0 ] &&
+	 [ "$(sum_of "$T/comm.tsv" flamespin)" = "$(sum_of "$T/comm.tsv" all)" ]'
 # The machine's graph holds the same workload and the rest: spin, at least.
 a2=$(sum_of "$T/all.tsv" split_two_thirds)
 a1=$(sum_of "$T/all.tsv" split_one_third)
@@ -94,7 +101,8 @@ check "chromium opens $url/flamegraph?seconds=1&pid=$spin_pid: the script ran ov
 [ "$n" -gt 0 ] || tail -3 "$T/chrome.err" | diag /dev/stdin
 
 # 3. Bad parameters: 400 and one line; / links the page.
-for q in "seconds=abc" "seconds=0" "pid=x" "pid=0" "pid=1.5" "cgroup=relative" "comm=split" "mode=cpu"; do
+for q in "seconds=abc" "seconds=0" "pid=x" "pid=0" "pid=1.5" "cgroup=relative" "comm=" \
+	"comm=a_name_over_15_chars" "mode=wall" "mode=off-cpu"; do
 	code=$(http "$T/body" "$url/flamegraph?$q")
 	check "/flamegraph?$q -> $code: $(head -c 150 "$T/body")" \
 		'[ "$code" = 400 ] && [ "$(wc -l < "$T/body")" = 1 ]'
@@ -105,3 +113,30 @@ kill -TERM $prof
 wait $prof
 rc=$?
 check "bpfprof exits $rc at SIGTERM" '[ $rc = 0 ]'
+
+# 4. mode= on a --wall agent: tests/workloads/waits burns the CPU, sleeps and reads a timerfd in
+# turn. mode=cpu: its CPU samples, no [off-cpu: ...] leaf; mode=off-cpu: only those leaves,
+# doze's and wait_timer's among them; both from the same window.
+start_workload waits 600
+waits_pid=${BG_PIDS[-1]}
+$BPFPROF -v -F 999 --wall -p $waits_pid --listen 127.0.0.1:0 2> "$T/wall.err" &
+prof=$!
+BG_PIDS+=($prof)
+wait_attached "$T/wall.err" $prof
+url=$(sed -n 's|^bpfprof: serving on \(http://[^ ]*\)/ .*|\1|p' "$T/wall.err")
+curl -s -o "$T/cpu.svg" "$url/flamegraph?seconds=3&mode=cpu" &
+fetch_cpu=$!
+curl -s -o "$T/off.svg" "$url/flamegraph?seconds=3&mode=off-cpu" &
+fetch_off=$!
+wait $fetch_cpu $fetch_off
+# off_of TSV: the samples of the [off-cpu: STATE] leaves.
+off_of() { awk -F'\t' '$8 ~ /^\[off-cpu: / { t += $2 } END { print t + 0 }' "$1"; }
+frames "$T/cpu.svg" > "$T/cpu.tsv"
+frames "$T/off.svg" > "$T/off.tsv"
+check "--wall, mode=cpu: $(sum_of "$T/cpu.tsv" all) samples, $(sum_of "$T/cpu.tsv" burn) in burn, $(off_of "$T/cpu.tsv") off the CPU" \
+	'[ "$(sum_of "$T/cpu.tsv" burn)" -gt 0 ] && [ "$(off_of "$T/cpu.tsv")" = 0 ]'
+check "--wall, mode=off-cpu: all $(sum_of "$T/off.tsv" all) samples off the CPU ($(off_of "$T/off.tsv")), doze's $(sum_of "$T/off.tsv" doze) and wait_timer's $(sum_of "$T/off.tsv" wait_timer) among them" \
+	'[ "$(off_of "$T/off.tsv")" -gt 0 ] && [ "$(off_of "$T/off.tsv")" = "$(sum_of "$T/off.tsv" all)" ] &&
+	 [ "$(sum_of "$T/off.tsv" doze)" -gt 0 ] && [ "$(sum_of "$T/off.tsv" wait_timer)" -gt 0 ]'
+kill -TERM $prof
+wait $prof

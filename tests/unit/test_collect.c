@@ -132,7 +132,7 @@ void test_collect(void)
 	setup(&s, &p, &c);
 	c.trim_only = true;
 	/* Nothing wired by hand: the window hears of the fold from the profile. */
-	window_open(&w, &p, now_ns(), 0, 0, NULL);
+	window_open(&w, &p, now_ns(), 0, NULL);
 	rs.count = 5;
 	collector_add(&c, &rs);
 	added = grow(&c, 3u << 20, &next_ip);
