@@ -164,14 +164,49 @@ static void free_interval(struct interval *in)
 	free(in);
 }
 
+/*
+ * The pause before trying again: the server's Retry-After (429, 503) when it
+ * gives one, up to RETRY_AFTER_MAX_S; else pause_ms, which doubles up to 8 s.
+ */
+static unsigned retry_pause_ms(CURL *curl, long status, unsigned *pause_ms, char *why,
+			       size_t why_len)
+{
+	curl_off_t after = 0;
+	unsigned ms = *pause_ms;
+	size_t n = strlen(why);
+
+	if (status && !curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &after) && after > 0) {
+		ms = (after < RETRY_AFTER_MAX_S ? after : RETRY_AFTER_MAX_S) * 1000;
+		snprintf(why + n, why_len - n, ", asking for %lld s (Retry-After)", (long long)after);
+	} else if (*pause_ms < 8000) {
+		*pause_ms *= 2;
+	}
+	return ms;
+}
+
+/* Up to ms, or until stopping: a new interval queued meanwhile does not cut the pause short. */
+static void pause_locked(struct pusher *p, unsigned ms)
+{
+	uint64_t until = now_ns() + ms * 1000000ULL, now;
+	struct timespec ts;
+
+	while (!p->stopping && (now = now_ns()) < until) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (until - now) / 1000000000;
+		ts.tv_nsec += (until - now) % 1000000000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
+}
+
 /* The sender: the oldest interval first, again (after a pause) until it goes or stopping ends it. */
 static void *sender(void *arg)
 {
 	struct pusher *p = arg;
-	char why[CURL_ERROR_SIZE];
-	unsigned pause_ms = 500;
+	char why[CURL_ERROR_SIZE + 64];
+	unsigned pause_ms = 500, wait_ms;
 	struct interval *in;
-	struct timespec ts;
 	bool said = false;
 	CURL *curl = curl_easy_init();
 	long status;
@@ -209,21 +244,16 @@ static void *sender(void *arg)
 			continue;
 		}
 		p->stats.retries++;
+		wait_ms = retry_pause_ms(curl, status, &pause_ms, why, sizeof(why));
 		if (!said)
 			warning("%s: cannot send to %s: %s; intervals wait (up to %d) and go when "
 				"it answers", p->t->option, p->t->server, why, PUSH_QUEUE);
 		said = true;
-		/* A pause before trying again, cut short by stopping's deadline. */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)pause_ms * 1000000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
+		/* Stopping: tried again every 0.1 s until its deadline. */
 		if (!p->stopping)
-			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			pause_locked(p, wait_ms);
 		else
 			usleep(100000);
-		if (pause_ms < 8000)
-			pause_ms *= 2;
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (curl)

@@ -12,11 +12,16 @@ ExportProfilesServiceResponse. Each accepted request's body, gunzipped, goes
 to DIR/N.otlp.pb (N counts requests from 1) and a line "N BYTES" to DIR/log;
 anything else gets 400 or 404 and a line in DIR/refused. With a file
 DIR/fail503 present, every request is answered 503 (a server in trouble).
+With a file DIR/retry_after holding N, the next request is answered 429 with
+"Retry-After: N" (a server asking to be left alone for N s), the file
+removed and the time written to DIR/throttled. Times are CLOCK_MONOTONIC
+seconds: the log's third column is each kept request's.
 """
 import gzip
 import http.server
 import os
 import sys
+import time
 
 PORT, DIR = int(sys.argv[1]), sys.argv[2]
 
@@ -38,6 +43,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get('Content-Length', 0)))
         if os.path.exists(os.path.join(DIR, 'fail503')):
             return self.refuse(503, 'unavailable (fail503)')
+        throttle = os.path.join(DIR, 'retry_after')
+        if os.path.exists(throttle):
+            with open(throttle) as f:
+                after = f.read().strip()
+            os.unlink(throttle)
+            with open(os.path.join(DIR, 'throttled'), 'a') as f:
+                f.write(f'{time.monotonic():.3f}\n')
+            self.send_response(429)
+            self.send_header('Retry-After', after)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
         if self.path != '/v1development/profiles':
             return self.refuse(404, 'no such path')
         if self.headers.get('Content-Type') != 'application/x-protobuf':
@@ -57,7 +74,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(os.path.join(DIR, f'{n}.otlp.pb'), 'wb') as f:
             f.write(body)
         with open(os.path.join(DIR, 'log'), 'a') as f:
-            f.write(f'{n} {len(body)}\n')
+            f.write(f'{n} {len(body)} {time.monotonic():.3f}\n')
         self.answer(200)
 
     def do_GET(self):

@@ -23,6 +23,7 @@
 
 #define PUSH_QUEUE 360		/* intervals waiting: an hour of 10 s */
 #define PUSH_STOP_S 5
+#define RETRY_AFTER_MAX_S 300	/* a server's Retry-After kept to, up to this */
 
 struct push_stats {
 	uint64_t sent, retries, rejected, dropped, unsent;	/* intervals (retries: attempts) */

@@ -182,7 +182,23 @@ again=$(sed -n 's/.*(\([0-9]*\) attempts again, .*/\1/p' "$T/o2.err")
 check "a 404: exit $rc, $refused intervals refused, $again attempts again, the answer said" \
 	'[ $rc = 0 ] && [ "${refused:-0}" -ge 1 ] && [ "$again" = 0 ] && grep -q "refused (the server answered 404); dropped" "$T/o2.err"'
 
-# 5. Options that cannot go: one line saying what to give, exit 2.
+# 5. A 429 with Retry-After: 3: nothing sent again for 3 s (a new interval queued meanwhile
+# waits too), then everything, the first attempt counted again, the pause said.
+kill $RECEIVER
+wait $RECEIVER 2> /dev/null
+mkdir "$T/r2"
+echo 3 > "$T/r2/retry_after"
+receive "$T/r2"
+$BPFPROF -F 99 -d 6 --otlp "http://127.0.0.1:$port" --push-interval 1 2> "$T/o3.err"
+rc=$?
+throttled=$(cat "$T/r2/throttled" 2> /dev/null)
+next=$(awk 'NR == 1 { print $3 }' "$T/r2/log" 2> /dev/null)
+gap=$(awk -v a="${throttled:-0}" -v b="${next:-0}" 'BEGIN { printf "%.2f", b - a }')
+read -r sent again <<< "$(sed -n 's/^bpfprof: sent over OTLP \([0-9]*\) intervals to .* (\([0-9]*\) attempts again, .*/\1 \2/p' "$T/o3.err")"
+check "Retry-After: 3: exit $rc, the next request $gap s after the 429 (>= 3), $sent sent ($(wc -l < "$T/r2/log") kept), $again attempt again, the pause said" \
+	'[ $rc = 0 ] && [ -n "$throttled" ] && [ -n "$next" ] && awk -v g="$gap" "BEGIN { exit !(g >= 2.99) }" && [ "$sent" = "$(wc -l < "$T/r2/log")" ] && [ "${sent:-0}" -ge 4 ] && [ "$again" = 1 ] && grep -q "the server answered 429, asking for 3 s (Retry-After)" "$T/o3.err"'
+
+# 6. Options that cannot go: one line saying what to give, exit 2.
 while IFS='|' read -r args says; do
 	eval "\$BPFPROF $args -d 1" > /dev/null 2> "$T/err" < /dev/null
 	rc=$?
