@@ -19,6 +19,9 @@ specification's field numbers); this script reads protoc's text.
   sample-keys  the keys of the samples' attributes, and of the locations'
                profile.frame.type values, "key" a line, sorted
   sample-attrs the samples' attributes, "key=value" a line, sorted, once each
+  frame-types  each frame of each location, "TYPE<TAB>NAME" a line (NAME as
+               folded names it; TYPE its location's profile.frame.type, "-"
+               if none)
 """
 import codecs
 import os
@@ -251,6 +254,11 @@ def main():
                 seen.update('%s=%s' % r.attr(a) for a in smp.get('attribute_indices', []))
         for kv in sorted(seen):
             print(kv)
+    elif what == 'frame-types':
+        for li, loc in enumerate(r.locations):
+            if li:
+                for name in r.frames(li):
+                    print(f"{r.frame_type(loc) or '-'}\t{name}")
     else:
         sys.exit(__doc__)
 

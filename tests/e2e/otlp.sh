@@ -77,15 +77,42 @@ grep -qx "process.executable.name=split" "$T/attrs" || diag "$T/attrs" 8
 otlp "$T/run.otlp.pb" sample-keys > "$T/keys"
 check "locations say profile.frame.type native; mappings carry process.executable.build_id.gnu" \
 	'grep -qx "profile.frame.type=native" "$T/keys" && grep -qx "mapping:process.executable.build_id.gnu" "$T/keys"'
+# Each runtime's frames typed as the OpenTelemetry eBPF profiler types them, in one run of
+# Python's, LuaJIT's, Ruby's and PHP's 2:1 workloads (Java's: e2e/java, by the same table).
+# types_of WHAT REGEX: the frame types of the frames whose name matches REGEX, sorted, once each.
+types_of() { awk -F'\t' -v re="$2" '$2 ~ re { print $1 }' "$T/$1.types" | sort -u | tr '\n' ' '; }
+rt_pids=
+for wl in "/usr/bin/python3.11 tests/workloads/py_split.py" "luajit tests/workloads/lua_split.lua" \
+	"ruby3.1 tests/workloads/rb_split.rb" "php8.2 tests/workloads/php_split.php"; do
+	$wl 60 > /dev/null 2>&1 &
+	BG_PIDS+=($!)
+	rt_pids+=${rt_pids:+,}$!
+done
+sleep 1
+$BPFPROF -F 999 -d 2 -p $rt_pids -o "$T/rt.otlp.pb" 2> "$T/rt.err"
+rc=$?
+kill ${rt_pids//,/ } 2> /dev/null
+otlp "$T/rt.otlp.pb" frame-types > "$T/rt.types"
+# (Regular expressions with [.] and [(], not backslashes: awk -v reads escapes in them.)
+for want in "cpython py_split[.]py" "luajit lua_split[.]lua" "ruby rb_split[.]rb" "php php_split[.]php"; do
+	read -r type file <<< "$want"
+	check "$type: the frames of $file typed '$(types_of rt "^(alpha|beta|work) [(]$file:")' (rc $rc)" \
+		'[ "$(types_of rt "^(alpha|beta|work) [(]$file:")" = "$type " ]'
+done
+check "native: the interpreters' own frames typed '$(types_of rt "^(PyEval_EvalCode|lj_vm_[a-z_]+|rb_vm_exec|execute_ex)$")'" \
+	'[ "$(types_of rt "^(PyEval_EvalCode|lj_vm_[a-z_]+|rb_vm_exec|execute_ex)$")" = "native " ]'
 # syscall's leaves are in the kernel and libc: its own mapping is met last, yet comes first.
 # (Workloads run long and are ended after: a loaded machine can take seconds to attach.)
 start_workload syscall 60
 sys_pid=$!
 sleep 0.3
-$BPFPROF -F 999 -d 1 -p $sys_pid -o "$T/sys.pb.gz" 2> /dev/null
+$BPFPROF -F 999 -d 1 -p $sys_pid -o "$T/sys.pb.gz" -o "$T/sys.otlp.pb" 2> /dev/null
 kill $sys_pid
 go tool pprof -raw "$T/sys.pb.gz" 2> /dev/null | sed -n '/^Mappings/{n;p;q}' > "$T/mapping1"
 check "pprof: mapping 1 is the main binary, syscall ($(cut -c1-100 "$T/mapping1"))" 'grep -q "/syscall " "$T/mapping1"'
+otlp "$T/sys.otlp.pb" frame-types > "$T/sys.types"
+check "kernel: the kernel's frames typed '$(types_of sys "_[[]k[]]$")', the others '$(types_of sys "[^]]$")'" \
+	'[ "$(types_of sys "_[[]k[]]$")" = "kernel " ] && [ "$(types_of sys "[^]]$")" = "native " ]'
 
 # 2. --wall: two profiles, CPU samples and off-CPU nanoseconds, adding up to pprof's samples.
 start_workload waits 60 2> /dev/null	# its measurements: not needed here
