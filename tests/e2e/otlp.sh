@@ -38,7 +38,7 @@ sleep 0.3
 $BPFPROF -F 999 -d 3 -p $split_pid --app-name 'web{dc=eu1}' -o "$T/run.otlp.pb" -o "$T/run.pb.gz" \
 	-o "$T/run.folded" 2> "$T/run.err"
 rc=$?
-check "-o run.otlp.pb -o run.pb.gz: exit $rc" '[ $rc = 0 ] && [ -s "$T/run.otlp.pb" ]'
+check "-o run.otlp.pb -o run.pb.gz: exit $rc" '[[ $rc = 0 && -s $T/run.otlp.pb ]]'
 otlp "$T/run.otlp.pb" check > "$T/check.out" 2>&1
 rc=$?
 check "protoc --decode reads it; every index into the dictionary in range, each table's entry 0 the zero one: $(tail -1 "$T/check.out")" '[ $rc = 0 ]'
@@ -155,9 +155,9 @@ kill $RECEIVER
 wait $RECEIVER 2> /dev/null
 t0=$(now_ns)
 scrape "$T/metrics.down" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
-check "/metrics while it is gone: $w intervals waiting, $r attempts again (sink=\"otlp\")" '[ "${w:-0}" -ge 1 ] && [ "${r:-0}" -ge 1 ]'
+check "/metrics while it is gone: $w intervals waiting, $r attempts again (sink=\"otlp\")" '[[ ${w:-0} -ge 1 && ${r:-0} -ge 1 ]]'
 sleep $(awk -v t=$(( ($(now_ns) - t0) / 1000000 )) 'BEGIN { s = 3.5 - t / 1000; print (s > 0 ? s : 0) }')
-scrape "$T/metrics.gone" true
+scrape "$T/metrics.gone" '[ -n "$w" ]'
 check "/metrics after 3.5 s without the receiver: $w intervals waiting (3 or more)" '[ "${w:-0}" -ge 3 ]'
 receive "$T/r1"
 scrape "$T/metrics.up" '[ "${s:-0}" -ge 4 ] && [ "$w" = 0 ]'
@@ -176,7 +176,7 @@ for f in $(ls "$T/r1" | grep '\.otlp\.pb$' | sort -n); do
 	otlp "$T/r1/$f" folded samples >> "$T/r1.folded"
 done
 N=$(ls "$T/r1" | grep -c '\.otlp\.pb$')
-check "every one of the $N requests decodes, its indices in range${bad:+ (not:$bad)}" '[ "$N" -gt 4 ] && [ -z "$bad" ]'
+check "every one of the $N requests decodes, its indices in range${bad:+ (not:$bad)}" '[[ $N -gt 4 && -z $bad ]]'
 # Each interval once, and they join: sorted by start, each ends where the next begins.
 # (In bash: times in ns since 1970 are beyond awk's doubles' 53 bits.)
 joins=0 prev=
@@ -185,7 +185,7 @@ while read -r type time dur n; do
 	prev=$((time + dur))
 done < <(sort -k2,2n "$T/r1.profiles")
 dups=$(awk '{ print $2 }' "$T/r1.profiles" | sort | uniq -d | wc -l)
-check "$N intervals, none twice ($dups), each ending where the next begins ($joins gaps)" '[ "$dups" = 0 ] && [ "$joins" = 0 ]'
+check "$N intervals, none twice ($dups), each ending where the next begins ($joins gaps)" '[[ $dups = 0 && $joins = 0 ]]'
 sum=$(awk '{ n += $4 } END { print n + 0 }' "$T/r1.profiles")
 took=$(folded_total "$T/whole.folded")
 check "the requests hold every sample of the run, once: $sum = the run's $took" '[ "$sum" = "$took" ]'
