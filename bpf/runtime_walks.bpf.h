@@ -24,11 +24,9 @@
 #include "runtimes.bpf.h"
 #include "settings.bpf.h"
 #include "unwind.bpf.h"
-/*
- * The walks that go on with the native walk past their code need its
- * steps (unwind.bpf.h), which come after runtimes.bpf.h: included here.
- */
-#include "java_walk.bpf.h"
+/* Again, with unwind.bpf.h in: the walks that go on with the native walk (runtimes.bpf.h's end). */
+#define BPFPROF_RUNTIME_WALKS_LATE
+#include "runtimes.bpf.h"
 
 #define RUNTIME_WALK_ARRAY(name)					\
 	struct {							\

@@ -111,3 +111,14 @@ static __always_inline bool runtime_code_walked(__u32 tgid, __u32 gen, __u64 pc)
 	X(php, RUNTIME_PHP)
 
 #endif
+
+/*
+ * The walks that go on with the native walk past their code need its steps
+ * (unwind.bpf.h, which includes this header first): runtime_walks.bpf.h
+ * includes this header again once unwind.bpf.h is in, BPFPROF_RUNTIME_WALKS_LATE
+ * defined, for them.
+ */
+#if defined(BPFPROF_RUNTIME_WALKS_LATE) && !defined(BPFPROF_RUNTIMES_LATE_BPF_H)
+#define BPFPROF_RUNTIMES_LATE_BPF_H
+#include "java_walk.bpf.h"
+#endif

@@ -109,7 +109,7 @@ struct walk {
 	__u64 map_start, map_end, map_offset;
 	__u32 rows_first, rows_nr;
 	struct jit_frame jit;	/* a runtime's generated code the sample is in (runtimes.bpf.h) */
-	__u64 r13;		/* the leaf's (HotSpot's interpreter keeps its bytecode pointer there) */
+	__u64 r13;		/* the leaf's (an interpreter may keep its bytecode pointer there) */
 };
 
 /*

@@ -67,7 +67,7 @@ static char *ingest_base(const struct options *o)
 static int pyroscope_encode(struct push_target *t, const struct profile *interval, uint64_t from,
 			    uint64_t until, struct push_request *rq)
 {
-	struct pyroscope *py = (struct pyroscope *)t;
+	struct pyroscope *pyro = (struct pyroscope *)t;
 	struct write_options wo = { 0 };
 	struct strbuf sb;
 	FILE *f = open_memstream(&rq->body, &rq->len);
@@ -79,8 +79,8 @@ static int pyroscope_encode(struct push_target *t, const struct profile *interva
 		return err;
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "%s&from=%llu&until=%llu&format=pprof&sampleRate=%u&spyName=bpfprof",
-		    py->ingest, (unsigned long long)from, (unsigned long long)until,
-		    py->o->frequency);
+		    pyro->ingest, (unsigned long long)from, (unsigned long long)until,
+		    pyro->o->frequency);
 	rq->url = strbuf_detach(&sb);
 	return 0;
 }
@@ -113,14 +113,14 @@ static bool pyroscope_again(long status)
 static void pyroscope_finish(struct push_target *t, const struct push_stats *st,
 			     struct run_figures *f)
 {
-	struct pyroscope *py = (struct pyroscope *)t;
+	struct pyroscope *pyro = (struct pyroscope *)t;
 
 	if (f) {
 		f->push = *st;
 		f->pushed = true;
 	}
-	free(py->ingest);
-	free(py);
+	free(pyro->ingest);
+	free(pyro);
 }
 
 /*
@@ -266,27 +266,27 @@ static const struct sink_ops push_ops;
 struct sink *pusher_start(const struct options *o, struct profile *session, uint64_t start_ns,
 			  uint64_t start_wall_ns)
 {
-	struct pyroscope *py;
+	struct pyroscope *pyro;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		error("--push: libcurl cannot start%s%s", *netlibs_why() ? ": " : "", netlibs_why());
 		return NULL;
 	}
-	py = xcalloc(1, sizeof(*py));
-	py->ingest = ingest_base(o);
+	pyro = xcalloc(1, sizeof(*pyro));
+	pyro->ingest = ingest_base(o);
 	curl_global_cleanup();
-	if (!py->ingest) {
+	if (!pyro->ingest) {
 		error("--push: libcurl cannot escape the app name");
-		free(py);
+		free(pyro);
 		return NULL;
 	}
-	py->o = o;
-	py->t = (struct push_target){
+	pyro->o = o;
+	pyro->t = (struct push_target){
 		.option = "--push", .server = o->push, .encode = pyroscope_encode,
 		.perform = pyroscope_perform, .again = pyroscope_again,
 		.finish = pyroscope_finish, .interval = o->push_interval,
 	};
-	return push_sink_start(&py->t, session, start_ns, start_wall_ns);
+	return push_sink_start(&pyro->t, session, start_ns, start_wall_ns);
 }
 
 struct sink *push_sink_start(struct push_target *t, struct profile *session, uint64_t start_ns,

@@ -130,20 +130,39 @@ static bool in_unnamed_anon(const struct profile *p, const struct prof_sample *s
 	return false;
 }
 
-/* Whether process pid is a JVM: libjvm.so among its mappings in p, or named java. */
-static bool is_jvm(const struct profile *p, uint32_t pid, const char *comm)
+/* The runtime whose JIT made process pid's code (a library it maps in p, or its name), or NULL. */
+static const struct runtime_info *jit_runtime(const struct profile *p, uint32_t pid, const char *comm)
 {
-	uint32_t i;
+	uint32_t k, i;
 
-	if (!strcmp(comm, "java"))
-		return true;
-	for (i = 1; i < p->nr_mappings; i++) {
-		const char *file = profile_str(p, p->mappings[i].file), *base = strrchr(file, '/');
+	for (k = 0; k < runtime_info_count(); k++) {
+		const struct runtime_info *r = runtime_info_at(k);
 
-		if (p->mappings[i].pid == pid && base && !strcmp(base, "/libjvm.so"))
-			return true;
+		if (!r->jit_hint)
+			continue;
+		if (r->jit_comm && !strcmp(comm, r->jit_comm))
+			return r;
+		for (i = 1; i < p->nr_mappings; i++) {
+			const char *file = profile_str(p, p->mappings[i].file), *base = strrchr(file, '/');
+
+			if (p->mappings[i].pid == pid && base && r->jit_library &&
+			    !strcmp(base + 1, r->jit_library))
+				return r;
+		}
 	}
-	return false;
+	return NULL;
+}
+
+/* text to stderr, each "PID" in it as pid. */
+static void put_with_pid(const char *text, uint32_t pid)
+{
+	const char *at;
+
+	while ((at = strstr(text, "PID"))) {
+		fprintf(stderr, "%.*s%u", (int)(at - text), text, pid);
+		text = at + 3;
+	}
+	fputs(text, stderr);
 }
 
 static int by_pid(const void *a, const void *b)
@@ -202,6 +221,7 @@ static void summarize_anon_code(const struct profile *p)
 	qsort(v, procs, sizeof(*v), by_anon);
 	for (i = shown = 0; i < procs && shown < ANON_SHOWN; i++) {
 		const struct anon_share *a = &v[i];
+		const struct runtime_info *jit;
 
 		if (a->anon < ANON_MIN || 2 * a->anon < a->all)
 			continue;
@@ -209,15 +229,10 @@ static void summarize_anon_code(const struct profile *p)
 		fprintf(stderr, "bpfprof: %s (pid %u): %.0f%% of its samples in anonymous executable "
 			"memory no perf map names ([anon+0x...] frames): ",
 			profile_str(p, a->comm), a->pid, 100.0 * a->anon / a->all);
-		if (is_jvm(p, a->pid, profile_str(p, a->comm)))
-			fprintf(stderr, "a JVM's compiled code; 'jcmd %u Compiler.perfmap' writes "
-				"/tmp/perf-%u.map of its code as it is then, which bpfprof reads (or "
-				"-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or "
-				"perf-map-agent), -XX:+PreserveFramePointer keeps its stacks whole\n",
-				a->pid, a->pid);
-		else
-			fprintf(stderr, "code a JIT made; have it write /tmp/perf-%u.map (as node "
-				"--perf-basic-prof does) for bpfprof to name its frames\n", a->pid);
+		jit = jit_runtime(p, a->pid, profile_str(p, a->comm));
+		put_with_pid(jit ? jit->jit_hint : "code a JIT made; have it write /tmp/perf-PID.map "
+			     "(as node --perf-basic-prof does) for bpfprof to name its frames", a->pid);
+		fputc('\n', stderr);
 	}
 	free(v);
 }

@@ -39,6 +39,12 @@ struct runtime_info {
 	const char *state_label;
 	const char *const *state_names;
 	uint32_t nr_states;
+	/*
+	 * A process of it whose samples are mostly in code its JIT made that no
+	 * perf map names: known by a library it maps (a base name) or by its
+	 * name, and told what would name them ("PID" stands for its id); or NULL.
+	 */
+	const char *jit_library, *jit_comm, *jit_hint;
 };
 
 /* Runtimes known, in the table's order. */

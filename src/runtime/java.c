@@ -609,6 +609,12 @@ static const struct runtime_info java_info = {
 	.option = "java",
 	.what = "Java",
 	.frame_type = "jvm",
+	.jit_library = "libjvm.so",
+	.jit_comm = "java",
+	.jit_hint = "a JVM's compiled code; 'jcmd PID Compiler.perfmap' writes /tmp/perf-PID.map "
+		    "of its code as it is then, which bpfprof reads (or "
+		    "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or perf-map-agent), "
+		    "-XX:+PreserveFramePointer keeps its stacks whole",
 	.versions = "OpenJDK 17, 21 and 25",
 	.builds = "HotSpot's `libjvm.so` as Debian and Temurin ship it, in a container too: "
 		  "interpreted, C1 and C2 compiled (each inlined method a frame), the VM's stubs; "
