@@ -481,12 +481,11 @@ void end_dwarf(struct dwarf_index *d)
 	d->dw = NULL;
 }
 
-/* And the sections it read. */
-void drop_image(struct dwarf_index *d)
+/* The sections' prefixes read by need let go: the image is read whole, or dropped. */
+static void end_prefixes(struct dwarf_index *d)
 {
 	int w;
 
-	end_dwarf(d);
 	for (w = 0; w < NR_SCNS; w++) {
 		if (d->prefix[w].open)
 			inflateEnd(&d->prefix[w].z);
@@ -494,6 +493,13 @@ void drop_image(struct dwarf_index *d)
 		d->prefix[w] = (struct scn_prefix){ 0 };
 	}
 	d->partial = false;
+}
+
+/* And the sections it read. */
+void drop_image(struct dwarf_index *d)
+{
+	end_dwarf(d);
+	end_prefixes(d);
 	if (d->elf)
 		elf_end(d->elf);
 	d->elf = NULL;
@@ -648,13 +654,7 @@ bool complete_image(struct dwarf_index *d)
 	for (w = 0; w < NR_SCNS; w++)
 		if (read_in_part(w) && d->scn[w].size && !grow_section(d, w, d->scn[w].size))
 			return false;
-	for (w = 0; w < NR_SCNS; w++) {
-		if (d->prefix[w].open)
-			inflateEnd(&d->prefix[w].z);
-		free(d->prefix[w].buf);
-		d->prefix[w] = (struct scn_prefix){ 0 };
-	}
-	d->partial = false;
+	end_prefixes(d);
 	d->reads_whole++;
 	return true;
 }
